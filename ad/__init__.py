@@ -1,0 +1,12 @@
+"""nestgrad's differentiator: source-to-source reverse mode for per-sample Python kernels (CPU and CUDA).
+
+``ad.differentiate(fn, wrt="theta")`` → ``ad.Derivative`` (see DESIGN.md and docs/internals.md §1).
+"""
+from . import special
+from .check import GradientCheck, check_gradient
+from .derivative import Derivative, differentiate, differentiate_source
+from .errors import KernelError, UnsupportedError
+from .rules import rule
+
+__all__ = ["differentiate", "differentiate_source", "Derivative", "rule", "special", "check_gradient",
+           "GradientCheck", "KernelError", "UnsupportedError"]

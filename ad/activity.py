@@ -1,0 +1,60 @@
+"""Activity analysis: which float values carry a derivative to the result?
+
+active = varied (depends on an argument in ``wrt``) ∩ useful (the return value depends on it).  Only active
+values get adjoints; data arguments never get a shadow.  Integer and boolean values are never active: a
+comparison on an active value decides a branch but has no derivative.
+"""
+from . import rules
+from .ir import Assign, RuleCall, is_var, walk
+
+NO_DERIVATIVE_OPS = {"cmp", "not", "shape", "toint", "floordiv", "mod", "load"}
+
+
+class Activity:
+    def __init__(self, varied, useful, active, active_args):
+        self.varied = varied
+        self.useful = useful
+        self.active = active            # IR variables with adjoints
+        self.active_args = active_args  # wrt arguments whose gradient is not identically zero
+
+    def is_active(self, operand):
+        return is_var(operand) and operand in self.active
+
+
+def _differentiable_inputs(s, wrt):
+    """Operands through which ``s`` can carry a derivative."""
+    if isinstance(s, RuleCall):
+        return [a for a in s.args if is_var(a)]
+    if s.op in NO_DERIVATIVE_OPS:
+        return []
+    if s.op == "index":
+        return [s.args[0]] if s.args[0] in wrt else []
+    if s.op == "call" and s.fn in rules.ZERO_DERIVATIVE:
+        return []
+    return [a for a in s.args if is_var(a)]
+
+
+def analyse(body, ret, wrt, typeinfo):
+    stmts = [s for s in walk(body) if isinstance(s, (Assign, RuleCall))]
+    floaty = {s.dst for s in stmts if typeinfo.types.get(s.dst) == "float"}
+    varied = set(wrt)
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            if s.dst in floaty and s.dst not in varied and any(a in varied for a in _differentiable_inputs(s, wrt)):
+                varied.add(s.dst)
+                changed = True
+    useful = {ret} if is_var(ret) else set()
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            if s.dst in useful:
+                for a in _differentiable_inputs(s, wrt):
+                    if a not in useful:
+                        useful.add(a)
+                        changed = True
+    active = (varied & useful & floaty)
+    active_args = tuple(w for w in wrt if w in useful)
+    return Activity(varied, useful, active, active_args)

@@ -1,0 +1,52 @@
+"""Generated modules on disk: written to the cache directory and imported from there, so numba's
+``cache=True`` can reuse machine code in a later process.
+
+Directory: ``$NESTGRAD_CACHE_DIR``, default ``~/.cache/nestgrad``.  File: ``<kernel>_<hash>.py`` where the hash
+covers the kernel source, helper and rule sources, the nestgrad version, dtype, target, fastmath flags and the
+generated text itself (so a change in the differentiator also changes the key).
+"""
+import hashlib
+import importlib.util
+import os
+import pathlib
+import sys
+
+VERSION = "0.1.0"
+
+
+def cache_dir():
+    d = os.environ.get("NESTGRAD_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "nestgrad")
+    p = pathlib.Path(d)
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def key(*parts):
+    h = hashlib.sha256()
+    h.update(VERSION.encode())
+    for part in parts:
+        h.update(b"\0")
+        h.update(repr(part).encode())
+    return h.hexdigest()[:20]
+
+
+def module_path(kernel_name, digest):
+    safe = "".join(c if c.isalnum() or c == "_" else "_" for c in kernel_name)
+    return cache_dir() / f"{safe}_{digest}.py"
+
+
+def load_module(kernel_name, digest, text):
+    """Write ``text`` (if the file is missing or differs) and import it under a unique module name."""
+    path = module_path(kernel_name, digest)
+    modname = f"nestgrad_generated_{path.stem}"
+    if modname in sys.modules:
+        return sys.modules[modname]
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(text)
+        os.replace(tmp, path)  # atomic: a concurrent process never imports a half-written file
+    spec = importlib.util.spec_from_file_location(modname, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    spec.loader.exec_module(module)
+    return module

@@ -1,0 +1,236 @@
+"""Gradient cross-checks: the AD gradient against central finite differences and an analytic gradient.
+
+``check_gradient`` is what a user runs before trusting a kernel's gradient, and what ``likelihoods`` runs per
+sample point. Everything is evaluated in float64 with the pure-Python kernel and the pure-Python generated
+derivative, so the comparison is about the mathematics, not the compiler.
+
+Error metric (one number per parameter, for AD vs finite differences and AD vs analytic alike)::
+
+    rel_err_i = |a_i - b_i| / max(|a_i|, |b_i|, atol_scale_i)
+
+A component much larger than ``atol_scale_i`` is compared relatively; a component near zero is compared
+absolutely, ``|a_i - b_i| <= rtol * atol_scale_i``. The default ``atol_scale_i`` is 1e-3 of the largest gradient
+component, raised where needed to ``noise_i / rtol`` with ``noise_i = 16 eps (1 + |f|) / h_i``, the size the
+rounding error of the extrapolated difference quotient can reach. A gradient component that is truly zero thus
+passes when finite differences give rounding noise, while a wrong component larger than that noise fails.
+"""
+import inspect
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+_EPS = np.finfo(np.float64).eps
+_DEFAULT_REL_STEP = 1e-3  # optimal for O(h^4) Richardson-extrapolated central differences: ~eps^(1/5)
+_ZERO_SCALE_FRACTION = 1e-3
+_NOISE_FACTOR = 16.0
+
+
+@dataclass(frozen=True, eq=False)
+class GradientCheck:
+    """Result of ``check_gradient``. Arrays are per parameter, concatenated over the active arguments.
+
+    names: parameter labels (``theta[0]``... or the names given). ad / fd / analytic: the AD gradient, the
+    finite-difference gradient and the analytic one (None when not given). rel_err_fd / rel_err_analytic: the
+    metric of the module docstring for AD vs each. value / ad_value: the kernel's value and the value returned by
+    the derivative, value_rel_err their relative difference. rtol: the tolerance ``ok`` used.
+    """
+
+    names: tuple
+    ad: np.ndarray
+    fd: np.ndarray
+    analytic: object
+    rel_err_fd: np.ndarray
+    rel_err_analytic: object
+    atol_scale: np.ndarray
+    value: float
+    ad_value: float
+    value_rel_err: float
+    rtol: float
+
+    @property
+    def max_rel_err(self):
+        errs = [self.rel_err_fd.max(initial=0.0), self.value_rel_err]
+        if self.rel_err_analytic is not None:
+            errs.append(self.rel_err_analytic.max(initial=0.0))
+        return float(max(errs)) if not any(np.isnan(errs)) else math.nan
+
+    @property
+    def ok(self):
+        # written so that NaN anywhere fails (every comparison with NaN is false)
+        return bool(self.max_rel_err <= self.rtol)
+
+    def problems(self):
+        """One line per disagreement, naming the parameter; empty when ``ok``."""
+        lines = []
+        if not math.isfinite(self.value):
+            lines.append(f"the kernel's value at theta is {self.value}: check at a point inside its support")
+        if not self.value_rel_err <= self.rtol:
+            lines.append(f"value: derivative returns {self.ad_value!r}, kernel returns {self.value!r}")
+        for i, name in enumerate(self.names):
+            if not self.rel_err_fd[i] <= self.rtol:
+                lines.append(f"{name}: AD {self.ad[i]:.10g} vs finite differences {self.fd[i]:.10g} "
+                             f"(rel err {self.rel_err_fd[i]:.2e})")
+            if self.rel_err_analytic is not None and not self.rel_err_analytic[i] <= self.rtol:
+                lines.append(f"{name}: AD {self.ad[i]:.10g} vs analytic {self.analytic[i]:.10g} "
+                             f"(rel err {self.rel_err_analytic[i]:.2e})")
+        return lines
+
+    def __str__(self):
+        header = ("parameter", "AD", "analytic", "finite diff", "rel err")
+        rows = []
+        for i, name in enumerate(self.names):
+            err = self.rel_err_fd[i]
+            if self.rel_err_analytic is not None:
+                err = max(err, self.rel_err_analytic[i]) if not np.isnan(err) else err
+            analytic = "-" if self.analytic is None else f"{self.analytic[i]:.12g}"
+            flag = "" if err <= self.rtol else "  <-- disagrees"
+            rows.append((name, f"{self.ad[i]:.12g}", analytic, f"{self.fd[i]:.12g}", f"{err:.2e}{flag}"))
+        widths = [max(len(r[k]) for r in rows + [header]) for k in range(5)]
+        fmt = lambda r: " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+        lines = [fmt(header), "-+-".join("-" * w for w in widths)] + [fmt(r) for r in rows]
+        compared = "finite differences" + (" and the analytic gradient" if self.analytic is not None else "")
+        if self.ok:
+            lines.append(f"OK: AD agrees with {compared}, max rel err {self.max_rel_err:.2e} <= rtol {self.rtol:g}")
+        else:
+            lines.append(f"FAILED (rtol {self.rtol:g}): " + "; ".join(self.problems()))
+        return "\n".join(lines)
+
+
+def finite_difference_gradient(fn, theta, *consts, wrt_index=0, step=None):
+    """Central finite-difference gradient of ``fn(theta, *consts)`` w.r.t. argument ``wrt_index`` (float64).
+
+    Per-parameter step ``h_i = step * |x_i|`` (``step * 1`` where ``x_i == 0``; default step 1e-3), with two step
+    sizes combined by Richardson extrapolation, ``(4 D(h/2) - D(h)) / 3``, so the truncation error is O(h^4).
+    """
+    args = _float64_args(theta, consts, (wrt_index,))
+    return _fd(fn, args, wrt_index, _DEFAULT_REL_STEP if step is None else step)[0]
+
+
+def check_gradient(fn, theta, *consts, analytic=None, wrt="theta", rtol=1e-6, step=None, derivative=None,
+                   names=None, atol_scale=None):
+    """Compare the AD gradient of ``fn`` at ``(theta, *consts)`` with finite differences (and ``analytic``).
+
+    analytic: ``analytic(theta, *consts, out)`` filling ``out`` or returning the gradient (with several active
+    arguments: one ``out`` per argument, or a returned tuple). derivative: an object with the pure-Python
+    ``value_and_grad`` to test instead of ``ad.differentiate(fn, wrt=wrt)``. names: labels of the parameters.
+    atol_scale: the per-parameter zero scale of the error metric (module docstring), scalar or array.
+    """
+    arg_names = _argument_names(fn, derivative)
+    wrt_names = (wrt,) if isinstance(wrt, str) else tuple(wrt)
+    active = []
+    for w in wrt_names:
+        if w not in arg_names:
+            raise ValueError(f"check_gradient: wrt={w!r} is not an argument of {_fn_name(fn)}"
+                             f"({', '.join(arg_names)}); pass wrt= one of those names")
+        active.append(arg_names.index(w))
+    args = _float64_args(theta, consts, active)
+    if derivative is None:
+        from . import differentiate  # at call time: the differentiator imports this module's package
+        derivative = differentiate(fn, wrt=wrt)
+
+    rel_step = _DEFAULT_REL_STEP if step is None else step
+    value = float(fn(*args))
+    fds, noises = zip(*(_fd(fn, args, k, rel_step, value) for k in active))
+    fd, noise = np.concatenate(fds), np.concatenate(noises)
+
+    outs = [np.zeros(args[k].shape) for k in active]
+    ad_value = float(derivative.value_and_grad(*args, *outs))
+    ad = np.concatenate([o.ravel() for o in outs])
+    exact = None if analytic is None else _analytic_gradient(analytic, args, active)
+
+    magnitudes = [np.abs(ad), np.abs(fd)] + ([] if exact is None else [np.abs(exact)])
+    largest = max(float(np.nanmax(m, initial=0.0)) for m in magnitudes)
+    if atol_scale is None:
+        atol = np.maximum(_ZERO_SCALE_FRACTION * largest, noise / rtol)
+    else:
+        atol = np.broadcast_to(np.asarray(atol_scale, dtype=np.float64), fd.shape).copy()
+    atol = np.maximum(atol, np.finfo(np.float64).tiny)
+
+    labels = tuple(names) if names is not None else tuple(
+        f"{arg_names[k]}[{i}]" for k in active for i in range(args[k].size))
+    if len(labels) != fd.size:
+        raise ValueError(f"check_gradient: {len(labels)} names given for {fd.size} parameters")
+    value_scale = max(abs(value), abs(ad_value), np.finfo(np.float64).tiny)
+    return GradientCheck(
+        names=labels, ad=ad, fd=fd, analytic=exact,
+        rel_err_fd=_rel_err(ad, fd, atol),
+        rel_err_analytic=None if exact is None else _rel_err(ad, exact, atol),
+        atol_scale=atol, value=value, ad_value=ad_value,
+        value_rel_err=float(abs(ad_value - value) / value_scale) if ad_value != value else 0.0,
+        rtol=float(rtol),
+    )
+
+
+def _rel_err(a, b, atol):
+    return np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), atol)
+
+
+def _fd(fn, args, k, rel_step, value=None):
+    """Gradient w.r.t. ``args[k]`` and the rounding-noise level of each component."""
+    x = args[k]
+    if value is None:
+        value = float(fn(*args))
+    grad = np.empty(x.size)
+    noise = np.empty(x.size)
+    for i in range(x.size):
+        xi = x.flat[i]
+        h = rel_step * (abs(xi) if xi != 0.0 else 1.0)
+        h = (xi + h) - xi  # a step that is exactly representable around xi
+        if h == 0.0:
+            raise ValueError(f"check_gradient: step {rel_step:g} is too small for parameter {i} = {xi!r}")
+        d1 = (_shifted(fn, args, k, i, h) - _shifted(fn, args, k, i, -h)) / (2.0 * h)
+        d2 = (_shifted(fn, args, k, i, h / 2) - _shifted(fn, args, k, i, -h / 2)) / h
+        grad[i] = (4.0 * d2 - d1) / 3.0
+        noise[i] = _NOISE_FACTOR * _EPS * (1.0 + abs(value)) / h
+    return grad, noise
+
+
+def _shifted(fn, args, k, i, delta):
+    x = args[k].copy()
+    x.flat[i] += delta
+    shifted = list(args)
+    shifted[k] = x
+    try:
+        return float(fn(*shifted))
+    except (ValueError, ZeroDivisionError, OverflowError) as exc:
+        raise ValueError(f"check_gradient: the kernel failed at parameter {i} shifted by {delta:+.3g} to "
+                         f"{x.flat[i]!r} ({exc}); check at a point further from the edge of its domain, "
+                         f"or pass a smaller step=") from None
+
+
+def _analytic_gradient(analytic, args, active):
+    outs = [np.zeros(args[k].shape) for k in active]
+    returned = analytic(*args, *outs)
+    if returned is not None:
+        parts = returned if isinstance(returned, tuple) else (returned,)
+        if len(parts) != len(active):
+            raise ValueError(f"check_gradient: analytic returned {len(parts)} gradients for {len(active)} "
+                             f"active arguments")
+        outs = [np.asarray(p, dtype=np.float64).reshape(args[k].shape) for p, k in zip(parts, active)]
+    return np.concatenate([o.ravel() for o in outs])
+
+
+def _float64_args(theta, consts, active):
+    args = [theta, *consts]
+    for k in active:
+        x = np.array(args[k], dtype=np.float64)  # a copy: the check never writes into the caller's arrays
+        if x.ndim != 1:
+            raise ValueError(f"check_gradient: active argument {k} must be a 1-D array of parameters, "
+                             f"got shape {x.shape}")
+        args[k] = x
+    return args
+
+
+def _argument_names(fn, derivative):
+    names = getattr(derivative, "arg_names", None)
+    if names:
+        return tuple(names)
+    try:
+        return tuple(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        raise ValueError(f"check_gradient: cannot read the arguments of {fn!r}; pass a Python function") from None
+
+
+def _fn_name(fn):
+    return getattr(fn, "__name__", repr(fn))

@@ -1,0 +1,76 @@
+"""Liveness and dead-code elimination over structured IR.
+
+Used twice: on the primal (drop what does not feed the return value) and on generated gradient code (``grad``
+is the value-not-needed variant: everything that only feeds the value disappears, e.g. ``lgamma(c[i] + 1)`` in
+a Poisson kernel).  Statements with effects (gradient accumulation, scratch stores, zeroing, return) are always
+kept; an assignment is kept when its target is live afterwards.  Loops iterate liveness to a fixpoint.
+"""
+from .ir import Assign, For, GradAdd, If, Return, RuleCall, Store, ZeroGrad, is_var, uses
+
+_EFFECTS = (GradAdd, Store, ZeroGrad, Return)
+
+
+def _bounds(s):
+    return {o for o in (s.start, s.stop, s.step) if is_var(o)}
+
+
+def live_in(stmts, live_out):
+    """Variables live on entry to ``stmts`` given those live on exit."""
+    live = set(live_out)
+    for s in reversed(stmts):
+        live = _step(s, live)
+    return live
+
+
+def _step(s, live):
+    if isinstance(s, (Assign, RuleCall)):
+        if s.dst in live:
+            live = (live - {s.dst}) | uses(s)
+        return live
+    if isinstance(s, _EFFECTS):
+        return live | uses(s)
+    if isinstance(s, If):
+        return live_in(s.then, live) | live_in(s.orelse, live) | uses(s)
+    if isinstance(s, For):
+        body_out = _loop_live_out(s, live)
+        return ((body_out | live_in(s.body, body_out)) - _loop_defs(s)) | _bounds(s) | (live - _loop_defs(s))
+    raise AssertionError(type(s))
+
+
+def _loop_defs(s):
+    return {s.var} | ({s.counter} if s.counter else set())
+
+
+def _loop_live_out(s, live_after):
+    body_out = set(live_after)
+    while True:
+        new = live_after | (live_in(s.body, body_out) - _loop_defs(s))
+        if new == body_out:
+            return body_out
+        body_out = new
+
+
+def eliminate(stmts, live_out):
+    """A copy of ``stmts`` without dead assignments (and without branches and loops left empty)."""
+    out = []
+    live = set(live_out)
+    for s in reversed(stmts):
+        if isinstance(s, (Assign, RuleCall)):
+            if s.dst not in live:
+                continue
+        elif isinstance(s, If):
+            then = eliminate(s.then, live)
+            orelse = eliminate(s.orelse, live)
+            if not then and not orelse:
+                continue
+            s = If(s.cond, then, orelse, s.pos)
+        elif isinstance(s, For):
+            body_out = _loop_live_out(s, live)
+            body = eliminate(s.body, body_out)
+            if not body:
+                continue
+            s = For(s.var, s.start, s.stop, s.step, body, s.pos, s.counter, s.reverse, s.loop_id)
+        live = _step(s, live)
+        out.append(s)
+    out.reverse()
+    return out

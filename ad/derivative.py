@@ -1,0 +1,133 @@
+"""``ad.differentiate`` / ``ad.differentiate_source`` and the ``Derivative`` object they return."""
+import numpy as np
+
+from . import cache, parse
+from .pipeline import compile_kernel, module_source
+from .report import make_report
+
+DEFAULT_FASTMATH = frozenset({"reassoc", "contract", "arcp", "nsz", "afn"})
+_DTYPES = {"float64": np.float64, "float32": np.float32}
+_CPU_FUNCS = ("value", "raw_value_and_grad", "raw_grad", "scratch_size", "value_and_grad", "grad")
+_CUDA_FUNCS = ("value", "raw_value_and_grad", "raw_grad")
+
+
+def differentiate(fn, wrt="theta"):
+    """Differentiate the per-sample kernel ``fn`` with respect to the argument(s) named in ``wrt``."""
+    return Derivative(parse.from_function(fn), wrt)
+
+
+def differentiate_source(text, name, wrt="theta", filename="<string>"):
+    """Differentiate function ``name`` defined in the source ``text`` (helpers in the same text are found)."""
+    return Derivative(parse.from_text(text, name, filename), wrt)
+
+
+def _dtype_name(dtype):
+    name = np.dtype(dtype).name
+    if name not in _DTYPES:
+        raise ValueError(f"dtype must be float32 or float64, got {name}")
+    return name
+
+
+class Kernels:
+    """Compiled per-sample functions of one target and dtype (attributes named as in docs/internals.md §1)."""
+
+    def __init__(self, module, names, source, dtype, needs_scratch):
+        self.source = source
+        self.dtype = dtype
+        self.module = module
+        for n in names:
+            setattr(self, n, getattr(module, n))
+        self.python = {n: getattr(module, "py_" + n) for n in names if hasattr(module, "py_" + n)}
+        if not hasattr(self, "value_and_grad") and not needs_scratch:
+            self.value_and_grad = self.raw_value_and_grad
+            self.grad = self.raw_grad
+
+
+class Derivative:
+    """The generated primal and adjoint of one kernel; see DESIGN.md and docs/internals.md §1."""
+
+    def __init__(self, src, wrt="theta"):
+        self._src = src
+        self._c = compile_kernel(src, wrt)
+        c = self._c
+        self.name = c.name
+        self.arg_names = c.arg_names
+        self.wrt = c.wrt
+        self.needs_scratch = c.needs_scratch
+        self.source = module_source(c, "float64", "python")
+        self.primal_source = module_source_primal(c)
+        self._key_parts = (src.text, tuple(c.sources), tuple(c.wrt))
+        digest = cache.key(*self._key_parts, "python", self.source)
+        self._py = cache.load_module(c.name + "_py", digest, self.source)
+        self.value = self._py.value
+        self.value_and_grad = self._py.value_and_grad
+        self.grad = self._py.grad
+        self.raw_value_and_grad = self._py.raw_value_and_grad
+        self.raw_grad = self._py.raw_grad
+        self._compiled = {}
+
+    def scratch_size(self, *args):
+        """Scratch elements per sample for these kernel arguments (0 when nothing is stored)."""
+        if not self.needs_scratch:
+            return 0
+        return int(self._py.scratch_size(*args))
+
+    def report(self, *args, dtype="float64"):
+        dtype = _dtype_name(dtype)
+        n = self.scratch_size(*args) if args else (0 if not self.needs_scratch else None)
+        return make_report(self._c, n, np.dtype(dtype).itemsize, dtype)
+
+    def jit(self, fastmath=DEFAULT_FASTMATH, dtype="float64"):
+        """numba-compiled ``value``, ``value_and_grad``, ``grad``, ``raw_value_and_grad``, ``raw_grad``."""
+        dtype = _dtype_name(dtype)
+        flags = sorted(fastmath) if not isinstance(fastmath, bool) else fastmath
+        k = ("cpu", dtype, repr(flags))
+        if k not in self._compiled:
+            text = module_source(self._c, dtype, "cpu") + _cpu_footer(flags)
+            digest = cache.key(*self._key_parts, *k, text)
+            module = cache.load_module(self.name + "_cpu", digest, text)
+            self._compiled[k] = Kernels(module, _CPU_FUNCS, text, dtype, self.needs_scratch)
+        return self._compiled[k]
+
+    def cuda(self, dtype="float32"):
+        """numba.cuda device functions ``value``, ``raw_value_and_grad``, ``raw_grad`` (self-contained)."""
+        dtype = _dtype_name(dtype)
+        k = ("cuda", dtype)
+        if k not in self._compiled:
+            text = module_source(self._c, dtype, "cuda") + _cuda_footer()
+            digest = cache.key(*self._key_parts, *k, text)
+            module = cache.load_module(self.name + "_cuda", digest, text)
+            self._compiled[k] = Kernels(module, _CUDA_FUNCS, text, dtype, self.needs_scratch)
+        return self._compiled[k]
+
+    @property
+    def cache_files(self):
+        """Paths of the generated modules written so far (python, and any jit/cuda variants)."""
+        files = [self._py.__file__] + [k.module.__file__ for k in self._compiled.values()]
+        return files
+
+
+def module_source_primal(c):
+    from .emit import function_source
+    return function_source(c.name, list(c.arg_names), c.value_ir, c.types, "float64", c.scratch)
+
+
+def _cpu_footer(flags):
+    fm = repr(flags) if isinstance(flags, bool) else "{" + ", ".join(repr(f) for f in flags) + "}"
+    if fm == "{}":
+        fm = "False"
+    lines = ["", "", "import numba", "", f"_OPTIONS = dict(fastmath={fm}, error_model='numpy', cache=True)"]
+    for n in _CPU_FUNCS:
+        lines.append(f"py_{n} = {n}")
+    for n in _CPU_FUNCS:
+        lines.append(f"{n} = numba.njit(**_OPTIONS)({n})")
+    return "\n".join(lines) + "\n"
+
+
+def _cuda_footer():
+    lines = ["", "", "from numba import cuda", ""]
+    for n in _CUDA_FUNCS:
+        lines.append(f"py_{n} = {n}")
+    for n in _CUDA_FUNCS:
+        lines.append(f"{n} = cuda.jit(device=True)({n})")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,173 @@
+"""Emit pass: IR → Python source that runs as plain Python, under ``numba.njit`` and under
+``numba.cuda.jit(device=True)``.
+
+Every function is self-contained (helpers and special functions were inlined) because ``compile_ptx`` of a
+device function that calls another device function needs a driver.  In float32 mode every float literal and
+every int→float conversion is written as ``np.float32(...)`` so no float64 arithmetic reaches the GPU.
+"""
+import math
+
+from .ir import Assign, Const, For, GradAdd, If, Return, RuleCall, Store, ZeroGrad, is_var
+
+_SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%"}
+
+
+class Emitter:
+    def __init__(self, types, dtype, scratch="scratch"):
+        self.types = types
+        self.f32 = dtype == "float32"
+        self.scratch = scratch
+        self.lines = []
+
+    # ---- operands ------------------------------------------------------------------------------------
+    def flit(self, x):
+        x = float(x)
+        if math.isnan(x):
+            text = "math.nan"
+        elif math.isinf(x):
+            text = "math.inf" if x > 0 else "-math.inf"
+        else:
+            text = repr(x)
+        return f"np.float32({text})" if self.f32 else (f"({text})" if text.startswith("-") else text)
+
+    def tof(self, text):
+        return f"np.float32({text})" if self.f32 else f"float({text})"
+
+    def opnd(self, o, want=None):
+        """Render an operand; ``want='float'`` converts ints (and int literals) to the float type."""
+        if not is_var(o):
+            v = o.value
+            if isinstance(v, bool):
+                return "True" if v else "False"
+            if isinstance(v, int) and want != "float":
+                return f"({v})" if v < 0 else repr(v)
+            return self.flit(v)
+        t = self.types.of(o)
+        if want == "float" and t in ("int", "bool"):
+            return self.tof(o)
+        return o
+
+    # ---- statements ----------------------------------------------------------------------------------
+    def emit_block(self, stmts, ind):
+        n0 = len(self.lines)
+        for s in stmts:
+            self.emit_stmt(s, ind)
+        if len(self.lines) == n0:
+            self.lines.append("    " * ind + "pass")
+
+    def w(self, ind, text):
+        self.lines.append("    " * ind + text)
+
+    def emit_stmt(self, s, ind):
+        if isinstance(s, Assign):
+            self.w(ind, f"{s.dst} = {self.expr(s)}")
+        elif isinstance(s, RuleCall):
+            for st in s.body:
+                self.emit_stmt(st, ind)
+        elif isinstance(s, If):
+            self.w(ind, f"if {self.opnd(s.cond)}:")
+            self.emit_block(s.then, ind + 1)
+            if s.orelse:
+                self.w(ind, "else:")
+                self.emit_block(s.orelse, ind + 1)
+        elif isinstance(s, For):
+            self.emit_for(s, ind)
+        elif isinstance(s, GradAdd):
+            idx = ", ".join(self.opnd(i) for i in s.index)
+            self.w(ind, f"{s.grad}[{idx}] += {self.opnd(s.value, 'float')}")
+        elif isinstance(s, Store):
+            self.w(ind, f"{self.scratch}[{self.opnd(s.index)}] = {self.opnd(s.value, 'float')}")
+        elif isinstance(s, ZeroGrad):
+            self.w(ind, f"for zero_k in range({s.grad}.shape[0]):")
+            self.w(ind + 1, f"{s.grad}[zero_k] = {self.flit(0.0)}")
+        elif isinstance(s, Return):
+            self.w(ind, f"return {self.opnd(s.value) if s.as_int else self.opnd(s.value, 'float')}")
+        else:
+            raise AssertionError(type(s))
+
+    def trip(self, start, stop, step):
+        a, b = self.opnd(start), self.opnd(stop)
+        if not is_var(step):
+            k = step.value
+            if k == 1:
+                return f"max(0, {b} - {a})"
+            if k == -1:
+                return f"max(0, {a} - {b})"
+            if k > 0:
+                return f"max(0, ({b} - {a} + {k - 1}) // {k})"
+            return f"max(0, ({b} - {a} + ({k + 1})) // ({k}))"
+        s = self.opnd(step)
+        return f"max(0, ({b} - {a} + ({s} - 1 if {s} > 0 else {s} + 1)) // {s})"
+
+    def emit_for(self, s, ind):
+        if s.counter is None and not s.reverse:
+            parts = [self.opnd(s.start), self.opnd(s.stop), self.opnd(s.step)]
+            if parts[2] == "1":
+                parts = parts[1:] if parts[0] == "0" else parts[:2]
+            self.w(ind, f"for {s.var} in range({', '.join(parts)}):")
+        else:
+            k = s.counter
+            trip = self.trip(s.start, s.stop, s.step)
+            if s.reverse:
+                self.w(ind, f"for {k} in range({trip} - 1, -1, -1):")
+            else:
+                self.w(ind, f"for {k} in range({trip}):")
+            self.w(ind + 1, f"{s.var} = {self.opnd(s.start)} + {k} * {self.opnd(s.step)}")
+        self.emit_block(s.body, ind + 1)
+
+    def expr(self, s):
+        op, a = s.op, s.args
+        dst_float = self.types.of(s.dst) == "float"
+        want = "float" if dst_float else None
+        if op == "copy":
+            return self.opnd(a[0], want)
+        if op in _SYM:
+            w = want if (self.f32 or op == "div") else None
+            if op == "div" and not dst_float:
+                w = None
+            return f"{self.opnd(a[0], w)} {_SYM[op]} {self.opnd(a[1], w)}"
+        if op == "pow":
+            base = self.opnd(a[0], want)
+            ex = a[1]
+            if not is_var(ex) and isinstance(ex.value, int) and not isinstance(ex.value, bool):
+                e = self.opnd(ex)
+            else:
+                e = self.opnd(ex, want)
+            text = f"{base} ** {e}"
+            return self.tof(text) if (self.f32 and dst_float) else text
+        if op == "neg":
+            return f"-{self.opnd(a[0])}"
+        if op == "cmp":
+            return f"{self.opnd(a[0])} {s.fn} {self.opnd(a[1])}"
+        if op == "not":
+            return f"not {self.opnd(a[0])}"
+        if op == "index":
+            text = f"{a[0]}[{', '.join(self.opnd(i) for i in a[1:])}]"
+            return self.tof(text) if (self.f32 and dst_float) else text
+        if op == "shape":
+            return f"{a[0]}.shape[{self.opnd(a[1])}]"
+        if op == "call":
+            if s.fn in ("abs", "min", "max"):
+                return f"{s.fn}({', '.join(self.opnd(x, want) for x in a)})"
+            w = "float" if s.fn not in ("floor", "ceil", "trunc") or True else None
+            return f"math.{s.fn}({', '.join(self.opnd(x, w) for x in a)})"
+        if op == "tofloat":
+            return self.tof(self.opnd(a[0]))
+        if op == "toint":
+            return f"int({self.opnd(a[0])})"
+        if op == "load":
+            text = f"{self.scratch}[{self.opnd(a[0])}]"
+            t = self.types.of(s.dst)
+            return f"int({text})" if t == "int" else (f"({text} != 0)" if t == "bool" else text)
+        if op == "tripcount":
+            return self.trip(*a)
+        raise AssertionError(op)
+
+
+def function_source(name, params, stmts, types, dtype, scratch="scratch", doc=None):
+    em = Emitter(types, dtype, scratch)
+    em.w(0, f"def {name}({', '.join(params)}):")
+    if doc:
+        em.w(1, f'"""{doc}"""')
+    em.emit_block(stmts, 1)
+    return "\n".join(em.lines) + "\n"

@@ -1,0 +1,224 @@
+"""Fence pass: is this function inside the kernel subset?  Runs on the ``ast`` before any transformation.
+
+Every rejection is an ``UnsupportedError`` at the exact node, saying what to write instead. Name resolution
+(which calls have rules or sources, which globals are numeric constants) happens while lowering, also with
+positions; this pass only looks at the syntax.
+"""
+import ast
+
+from .errors import Where
+
+_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
+_AUGOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+_UNARY = (ast.USub, ast.UAdd, ast.Not)
+
+_STATEMENT_ADVICE = {
+    ast.While: "`while` loops are not supported: use `for i in range(n)` with a trip count from the data",
+    ast.Break: "`break` is not supported: loop over the full range and guard the body with `if`",
+    ast.Continue: "`continue` is not supported: guard the rest of the loop body with `if`",
+    ast.With: "`with` is not supported in kernels",
+    ast.Try: "`try` is not supported in kernels: a kernel that fails for a sample should return -math.inf",
+    ast.Raise: "`raise` is not supported in kernels: return -math.inf (or math.nan) for impossible samples",
+    ast.Delete: "`del` is not supported in kernels",
+    ast.Import: "imports belong at the top of the file, outside the kernel",
+    ast.ImportFrom: "imports belong at the top of the file, outside the kernel",
+    ast.Global: "`global` is not supported: pass the value as an argument",
+    ast.Nonlocal: "`nonlocal` is not supported: pass the value as an argument",
+    ast.FunctionDef: "nested function definitions are not supported: define helpers at module level",
+    ast.ClassDef: "class definitions are not supported in kernels",
+    ast.Assert: "`assert` is not supported in kernels: return -math.inf for impossible samples",
+}
+
+_EXPR_ADVICE = {
+    ast.Lambda: "lambdas are not supported: define a module-level helper function",
+    ast.ListComp: "comprehensions are not supported: write a `for i in range(n)` loop that accumulates",
+    ast.SetComp: "comprehensions are not supported: write a `for i in range(n)` loop that accumulates",
+    ast.DictComp: "comprehensions are not supported: write a `for i in range(n)` loop that accumulates",
+    ast.GeneratorExp: "generator expressions are not supported: write a `for i in range(n)` loop",
+    ast.List: "lists are not supported in kernels: pass a numpy array as a data argument",
+    ast.Dict: "dicts are not supported in kernels: pass the values as arguments",
+    ast.Set: "sets are not supported in kernels",
+    ast.JoinedStr: "strings are not supported in kernels",
+    ast.Await: "`await` is not supported in kernels",
+    ast.Yield: "generators are not supported in kernels: return one scalar",
+    ast.YieldFrom: "generators are not supported in kernels: return one scalar",
+    ast.NamedExpr: "`:=` is not supported: assign on its own line",
+    ast.Starred: "`*args` is not supported in kernels",
+}
+
+
+def check_function(node, filename, allow_tuple_return=False):
+    """Raise ``UnsupportedError`` for the first construct outside the subset (in source order)."""
+    where = Where(filename)
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+        raise where.unsupported(node, "kernel arguments must be plain positional names (no defaults, *args, "
+                                      "**kwargs or keyword-only arguments)")
+    _Checker(where, allow_tuple_return).block(node.body, in_loop=False)
+
+
+class _Checker:
+    def __init__(self, where, allow_tuple_return):
+        self.where = where
+        self.allow_tuple_return = allow_tuple_return
+
+    def fail(self, node, message):
+        raise self.where.unsupported(node, message)
+
+    def block(self, stmts, in_loop):
+        for stmt in stmts:
+            self.stmt(stmt, in_loop)
+
+    def stmt(self, s, in_loop):
+        for kind, advice in _STATEMENT_ADVICE.items():
+            if isinstance(s, kind):
+                self.fail(s, advice)
+        if isinstance(s, ast.Assign):
+            if len(s.targets) != 1:
+                self.fail(s, "chained assignment `a = b = ...` is not supported: assign each name on its own")
+            self.target(s.targets[0], s.value)
+            self.expr(s.value, tuple_ok=isinstance(s.targets[0], ast.Tuple))
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is None or not isinstance(s.target, ast.Name):
+                self.fail(s, "annotated assignment must assign a value to a plain name")
+            self.expr(s.value)
+        elif isinstance(s, ast.AugAssign):
+            self.target(s.target, s.value, aug=True)
+            if not isinstance(s.op, _AUGOPS):
+                self.fail(s, f"augmented assignment `{_opname(s.op)}=` is not supported: use += -= *= /=")
+            self.expr(s.value)
+        elif isinstance(s, ast.For):
+            if not isinstance(s.target, ast.Name):
+                self.fail(s.target, "the loop variable must be a single name: `for i in range(n)`")
+            it = s.iter
+            if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                    and 1 <= len(it.args) <= 3 and not it.keywords):
+                self.fail(it, "only `for i in range(stop)`, `range(start, stop)` or `range(start, stop, step)` "
+                              "loops are supported: index arrays explicitly")
+            if s.orelse:
+                self.fail(s.orelse[0], "`for ... else` is not supported")
+            for a in it.args:
+                self.expr(a)
+            self.block(s.body, in_loop=True)
+        elif isinstance(s, ast.If):
+            self.expr(s.test)
+            self.block(s.body, in_loop)
+            self.block(s.orelse, in_loop)
+        elif isinstance(s, ast.Return):
+            if in_loop:
+                self.fail(s, "`return` inside a loop is not supported: accumulate in a variable and return "
+                             "after the loop")
+            if s.value is None:
+                self.fail(s, "a kernel must return a scalar value")
+            self.expr(s.value, tuple_ok=self.allow_tuple_return)
+        elif isinstance(s, ast.Pass):
+            pass
+        elif isinstance(s, ast.Expr):
+            if isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
+                return  # docstring
+            if isinstance(s.value, ast.Call):
+                self.fail(s, "a call whose result is discarded does nothing in a kernel (calls with side "
+                             "effects are not supported): assign its result or remove it")
+            self.fail(s, "an expression on its own line has no effect in a kernel: assign it or remove it")
+        else:
+            self.fail(s, f"`{type(s).__name__}` statements are not supported in kernels")
+
+    def target(self, t, value, aug=False):
+        if isinstance(t, ast.Name):
+            return
+        if isinstance(t, ast.Tuple) and not aug:
+            for e in t.elts:
+                if not isinstance(e, ast.Name):
+                    self.target(e, value)
+            if not (isinstance(value, ast.Tuple) and len(value.elts) == len(t.elts)):
+                if not isinstance(value, ast.Call):
+                    self.fail(value, "tuple unpacking needs a tuple of the same length on the right: "
+                                     "`a, b = theta[0], theta[1]`")
+            return
+        if isinstance(t, ast.Subscript):
+            self.fail(t, "writing into arrays is not supported (inputs are never written): keep values in "
+                         "scalar variables or accumulate into a scalar")
+        if isinstance(t, ast.Attribute):
+            self.fail(t, "attribute assignment is not supported in kernels: use a local variable")
+        self.fail(t, "assign to a plain name (or a tuple of names)")
+
+    def expr(self, e, tuple_ok=False):
+        for kind, advice in _EXPR_ADVICE.items():
+            if isinstance(e, kind):
+                self.fail(e, advice)
+        if isinstance(e, ast.Constant):
+            if isinstance(e.value, str) or isinstance(e.value, bytes):
+                self.fail(e, "strings are not supported in kernels")
+            if e.value is None or isinstance(e.value, complex) or e.value is Ellipsis:
+                self.fail(e, f"the constant {e.value!r} is not supported: use a float or int")
+        elif isinstance(e, ast.Name):
+            pass
+        elif isinstance(e, ast.BinOp):
+            if not isinstance(e.op, _BINOPS):
+                self.fail(e, f"the operator `{_opname(e.op)}` is not supported: use + - * / ** // %")
+            self.expr(e.left)
+            self.expr(e.right)
+        elif isinstance(e, ast.UnaryOp):
+            if not isinstance(e.op, _UNARY):
+                self.fail(e, "bitwise `~` is not supported")
+            self.expr(e.operand)
+        elif isinstance(e, ast.BoolOp):
+            for v in e.values:
+                self.expr(v)
+        elif isinstance(e, ast.Compare):
+            for op in e.ops:
+                if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                    self.fail(e, "`is`/`in` comparisons are not supported: compare numbers with == != < <= > >=")
+            self.expr(e.left)
+            for c in e.comparators:
+                self.expr(c)
+        elif isinstance(e, ast.IfExp):
+            self.expr(e.test)
+            self.expr(e.body)
+            self.expr(e.orelse)
+        elif isinstance(e, ast.Call):
+            if e.keywords:
+                self.fail(e, "keyword arguments are not supported in kernel calls: pass them by position")
+            if not isinstance(e.func, (ast.Name, ast.Attribute)):
+                self.fail(e, "only calls of named functions (`f(x)`, `math.exp(x)`) are supported")
+            if _mentions_random(e.func):
+                self.fail(e, "random numbers are not supported in kernels: draw them outside and pass them "
+                             "as a data argument")
+            for a in e.args:
+                self.expr(a)
+        elif isinstance(e, ast.Attribute):
+            if _mentions_random(e):
+                self.fail(e, "random numbers are not supported in kernels: draw them outside and pass them "
+                             "as a data argument")
+            if not isinstance(e.value, (ast.Name, ast.Attribute)):
+                self.fail(e, "attributes are supported only on names (`x.shape`, `math.pi`)")
+        elif isinstance(e, ast.Subscript):
+            if not isinstance(e.value, (ast.Name, ast.Attribute)):
+                self.fail(e, "only arguments can be indexed: `x[i]`, `x[i, j]`, `x.shape[0]`")
+            idx = e.slice
+            parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+            for p in parts:
+                if isinstance(p, ast.Slice):
+                    self.fail(p, "slices are not supported: index single elements inside a loop")
+                self.expr(p)
+        elif isinstance(e, ast.Tuple):
+            if not tuple_ok:
+                self.fail(e, "tuples are supported only on the right of a tuple assignment")
+            for v in e.elts:
+                self.expr(v)
+        else:
+            self.fail(e, f"`{type(e).__name__}` expressions are not supported in kernels")
+
+
+def _mentions_random(e):
+    while isinstance(e, ast.Attribute):
+        if e.attr in ("random", "rand", "randn", "normal", "uniform", "default_rng"):
+            return True
+        e = e.value
+    return isinstance(e, ast.Name) and e.id == "random"
+
+
+def _opname(op):
+    return {ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+            ast.MatMult: "@", ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
+            ast.FloorDiv: "//", ast.Mod: "%"}.get(type(op), type(op).__name__)

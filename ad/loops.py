@@ -1,0 +1,115 @@
+"""Loop classification: what does the reverse sweep of each loop need?
+
+* ``independent-iteration reduction`` -- the reverse body (after dead-code elimination) reads no value carried
+  from one iteration to the next (``acc += g(theta, x[i])``, ``acc -= ...``): each iteration's intermediates are
+  recomputed from inputs the kernel never writes, nothing is stored.
+* ``loop-carried state`` -- the reverse body needs the carried values an iteration started with (``y = y - dt*k*y``,
+  ``q *= 1 + theta[0] * x[i]``): they are stored in the per-sample ``scratch`` buffer, one slot per carried value
+  and iteration, and read back in the reverse sweep.
+
+Scratch regions need trip counts at call time, so the bounds of a storing loop must be computable from the
+kernel's arguments (shapes, integer arguments, constants) -- not from an enclosing loop's index.
+"""
+from dataclasses import dataclass, field
+from typing import List
+
+from . import dce
+from .errors import UnsupportedError
+from .ir import Assign, Const, For, assigned, is_var
+
+REDUCTION = "independent-iteration reduction"
+CARRIED = "loop-carried state"
+_PRELUDE_OPS = {"copy", "add", "sub", "mul", "floordiv", "mod", "neg", "shape", "toint", "index"}
+
+
+@dataclass
+class LoopInfo:
+    loop_id: int
+    line: int
+    col: int
+    klass: str = REDUCTION
+    stored: List[str] = field(default_factory=list)  # IR names of the values kept per iteration
+    fused: bool = False
+    offset: str = ""           # IR name of this loop's scratch offset
+    trip_formula: str = ""     # human-readable trip count in terms of the arguments
+    prelude: list = field(default_factory=list)  # statements computing the bounds from the arguments
+    depth: int = 0
+
+
+def needed_carried(loop, replay, reverse_body, adjoint_names):
+    """Carried values the reverse body reads before the replay recomputes them."""
+    live = dce.live_in(list(replay) + list(reverse_body), set(adjoint_names))
+    carried = assigned(loop.body) - {loop.var}
+    return sorted(live & carried)
+
+
+def bounds_prelude(loop, producers, toplevel, filename, arg_names):
+    """Top-level statements computing the loop's bounds from the arguments, and a formula for its trip count.
+
+    ``producers`` maps a variable to its defining ``Assign``; ``toplevel`` is the set of variables defined at the
+    kernel's top level (outside loops and branches)."""
+    stmts, seen = [], set()
+
+    def visit(op):
+        if not is_var(op) or op in seen or op in arg_names:
+            return
+        seen.add(op)
+        s = producers.get(op)
+        if s is None or op not in toplevel or s.op not in _PRELUDE_OPS:
+            raise UnsupportedError(
+                "this loop carries state that must be stored for the reverse sweep, but its trip count is not a "
+                "function of the kernel's arguments (shapes, integer arguments, constants); compute the bounds "
+                "from the arguments", filename, loop.pos[0], loop.pos[1])
+        for a in s.args:
+            visit(a)
+        stmts.append(s)
+
+    for b in (loop.start, loop.stop, loop.step):
+        visit(b)
+    order = {id(s): k for k, s in enumerate(producers.values())}
+    stmts.sort(key=lambda s: order.get(id(s), 0))
+    return stmts, trip_formula(loop, producers, arg_names)
+
+
+def render(op, producers, arg_names):
+    """An operand as a readable expression of the arguments."""
+    if not is_var(op):
+        return repr(op.value)
+    if op in arg_names:
+        return op
+    s = producers[op]
+    r = [render(a, producers, arg_names) for a in s.args]
+    if s.op == "shape":
+        return f"{r[0]}.shape[{r[1]}]"
+    if s.op == "index":
+        return f"{r[0]}[{', '.join(r[1:])}]"
+    if s.op in ("copy", "toint"):
+        return r[0]
+    if s.op == "neg":
+        return f"-{r[0]}"
+    sym = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%"}[s.op]
+    return f"({r[0]} {sym} {r[1]})"
+
+
+def trip_formula(loop, producers, arg_names):
+    a = render(loop.start, producers, arg_names)
+    b = render(loop.stop, producers, arg_names)
+    s = render(loop.step, producers, arg_names)
+    if loop.start == Const(0) and loop.step == Const(1):
+        return b
+    return f"len(range({a}, {b}, {s}))"
+
+
+def toplevel_defs(body):
+    return {s.dst for s in body if isinstance(s, Assign)}
+
+
+def child_loops(stmts):
+    """Loops directly inside ``stmts`` (through branches, not through other loops)."""
+    from .ir import If
+    for s in stmts:
+        if isinstance(s, For):
+            yield s
+        elif isinstance(s, If):
+            yield from child_loops(s.then)
+            yield from child_loops(s.orelse)

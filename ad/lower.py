@@ -1,0 +1,570 @@
+"""Lowering pass: ``ast`` → IR (three-address statements in structured ``For``/``If`` regions).
+
+Every name is renamed on assignment (SSA-like: a straight-line value is never overwritten, so the reverse sweep
+can read it), branches merge through explicit copies at their ends, and a variable assigned in a loop body that
+existed before the loop becomes one *carried* name ``v`` (copied in before the loop, copied back at the end of
+the body). Helper functions and special functions are inlined; augmented assignment, tuple unpacking,
+conditional expressions and ``and``/``or`` are desugared; early returns were already restructured.
+"""
+import ast
+import builtins
+import math
+import numbers
+import types as pytypes
+
+import numpy as np
+
+from . import fence, parse, rules
+from .errors import Where
+from .ir import Assign, Const, For, If, RuleCall, is_var
+from .restructure import restructure
+
+_BINOP = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
+          ast.FloorDiv: "floordiv", ast.Mod: "mod"}
+_CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_RET = "__return__"
+_MAX_INLINE_DEPTH = 32
+
+
+class Context:
+    """State shared by the kernel and every function inlined into it."""
+
+    def __init__(self, arg_names):
+        self.arg_names = tuple(arg_names)
+        self.counter = 0
+        self.inline_stack = []
+        self.sources = []         # texts of inlined helpers and rules (cache key)
+        self.helpers = []         # names of inlined helpers (report)
+        self.array_ndim = {}      # kernel argument -> ndim seen in indexing
+        self.scalar_args = set()  # kernel arguments used as numbers
+
+    def fresh(self, hint):
+        self.counter += 1
+        hint = "".join(c if c.isalnum() or c == "_" else "_" for c in hint).strip("_") or "t"
+        return f"{hint}__{self.counter}"
+
+
+def lower_function(src, ctx=None):
+    """Lower the kernel ``src`` (a ``parse.Source``); return ``(statements, return_operand, ctx)``."""
+    fence.check_function(src.node, src.filename)
+    ctx = ctx or Context(src.arg_names)
+    env = {a: a for a in src.arg_names}
+    low = _Lowerer(src, ctx, env, prefix="")
+    body = low.block(restructure(src.node.body))
+    if _RET not in low.env:
+        raise Where(src.filename).error(src.node, "the kernel does not return a value on every path: end every "
+                                                   "branch with `return <scalar>`")
+    return body, low.env[_RET], ctx
+
+
+class _Lowerer:
+    def __init__(self, src, ctx, env, prefix):
+        self.src = src
+        self.ctx = ctx
+        self.env = env
+        self.prefix = prefix
+        self.where = Where(src.filename)
+        self.out = None
+
+    # ---- helpers -------------------------------------------------------------------------------------
+    def fresh(self, hint):
+        return self.ctx.fresh(self.prefix + hint)
+
+    def emit(self, stmt):
+        self.out.append(stmt)
+
+    def assign(self, node, op, args, fn=None, hint="t"):
+        dst = self.fresh(hint)
+        self.emit(Assign(dst, op, list(args), fn, self.where.pos(node)))
+        return dst
+
+    def err(self, node, msg):
+        return self.where.error(node, msg)
+
+    def unsupported(self, node, msg):
+        return self.where.unsupported(node, msg)
+
+    # ---- statements ----------------------------------------------------------------------------------
+    def block(self, stmts):
+        saved, self.out = self.out, []
+        for s in stmts:
+            self.stmt(s)
+        out, self.out = self.out, saved
+        return out
+
+    def stmt(self, s):
+        if isinstance(s, ast.Assign):
+            target = s.targets[0]
+            if isinstance(target, ast.Name):
+                self.bind(target.id, self.expr(s.value), s)
+            else:
+                names = [e.id for e in target.elts]
+                if isinstance(s.value, ast.Tuple):
+                    values = [self.expr(v) for v in s.value.elts]  # all right-hand sides before any binding
+                else:
+                    values = self.expr_tuple(s.value, len(names))
+                for name, value in zip(names, values):
+                    self.bind(name, value, s)
+        elif isinstance(s, ast.AnnAssign):
+            self.bind(s.target.id, self.expr(s.value), s)
+        elif isinstance(s, ast.AugAssign):
+            current = self.name(s.target)
+            value = self.expr(s.value)
+            self.bind(s.target.id, self.binop(s, _BINOP[type(s.op)], current, value, s.target.id), s)
+        elif isinstance(s, ast.Return):
+            self.env[_RET] = self.expr(s.value)
+        elif isinstance(s, ast.If):
+            self.if_stmt(s)
+        elif isinstance(s, ast.For):
+            self.for_stmt(s)
+        elif isinstance(s, (ast.Pass, ast.Expr)):
+            pass
+        else:  # the fence lets nothing else through
+            raise self.unsupported(s, f"`{type(s).__name__}` is not supported")
+
+    def bind(self, name, value, node):
+        if name in self.ctx.arg_names and not self.prefix and self.env.get(name) == name \
+                and name in self.ctx.array_ndim:
+            raise self.unsupported(node, f"argument {name!r} is an array: assigning to it is not supported; "
+                                         "use a new local name")
+        self.env[name] = value
+
+    def if_stmt(self, s):
+        cond = self.expr(s.test)
+        if isinstance(cond, Const):  # decided at compile time (e.g. a module constant flag)
+            for stmt in (s.body if cond.value else s.orelse):
+                self.stmt(stmt)
+            return
+        before = dict(self.env)
+        then = self.block(s.body)
+        env_then, self.env = self.env, dict(before)
+        orelse = self.block(s.orelse)
+        env_else = self.env
+        self.env = self.merge(before, env_then, then, env_else, orelse)
+        self.emit(If(cond, then, orelse, self.where.pos(s)))
+
+    def merge(self, before, env_a, out_a, env_b, out_b):
+        merged = {}
+        for name in list(env_a) + [n for n in env_b if n not in env_a]:
+            if name in env_a and name in env_b:
+                va, vb = env_a[name], env_b[name]
+                if va == vb:
+                    merged[name] = va
+                else:
+                    m = self.fresh(name if name != _RET else "ret")
+                    out_a.append(Assign(m, "copy", [va]))
+                    out_b.append(Assign(m, "copy", [vb]))
+                    merged[name] = m
+            # a name bound in one branch only is undefined afterwards (reading it is an error)
+        return merged
+
+    def for_stmt(self, s):
+        it = s.iter
+        args = [self.expr(a) for a in it.args]
+        if len(args) == 1:
+            start, stop, step = Const(0), args[0], Const(1)
+        elif len(args) == 2:
+            start, stop, step = args[0], args[1], Const(1)
+        else:
+            start, stop, step = args
+        if isinstance(step, Const) and step.value == 0:
+            raise self.err(it, "range() step must not be zero")
+        for a, node in zip((start, stop, step), [None] + list(it.args) if len(it.args) == 1 else it.args):
+            if isinstance(a, Const) and not isinstance(a.value, (int, bool)):
+                raise self.err(node or it, "range() bounds must be integers")
+        target = s.target.id
+        written = _assigned_names(s.body) - {target}
+        carried = [n for n in written if n in self.env and n != _RET]
+        pre = dict(self.env)
+        carried_names = {}
+        for n in carried:
+            v = self.fresh(n)
+            self.emit(Assign(v, "copy", [self.env[n]], pos=self.where.pos(s)))
+            self.env[n] = v
+            carried_names[n] = v
+        index = self.fresh(target)
+        self.env[target] = index
+        body = self.block(s.body)
+        for n, v in carried_names.items():
+            if n in self.env and self.env[n] != v:
+                body.append(Assign(v, "copy", [self.env[n]]))
+        # after the loop: carried names hold their final values; loop-local names (and the index) are gone
+        self.env = {n: (carried_names.get(n, val)) for n, val in pre.items()}
+        if target in pre and target not in carried_names:
+            del self.env[target]
+        self.emit(For(index, start, stop, step, body, self.where.pos(s)))
+
+    # ---- expressions ---------------------------------------------------------------------------------
+    def expr(self, e):
+        if isinstance(e, ast.Constant):
+            return Const(e.value)
+        if isinstance(e, ast.Name):
+            return self.name(e)
+        if isinstance(e, ast.BinOp):
+            a = self.expr(e.left)
+            b = self.expr(e.right)
+            return self.binop(e, _BINOP[type(e.op)], a, b)
+        if isinstance(e, ast.UnaryOp):
+            a = self.expr(e.operand)
+            if isinstance(e.op, ast.UAdd):
+                return a
+            if isinstance(e.op, ast.USub):
+                if isinstance(a, Const) and not isinstance(a.value, bool):
+                    return Const(-a.value)
+                return self.assign(e, "neg", [a])
+            if isinstance(a, Const):
+                return Const(not a.value)
+            return self.assign(e, "not", [a])
+        if isinstance(e, ast.Compare):
+            return self.compare(e)
+        if isinstance(e, ast.BoolOp):
+            return self.boolop(e, list(e.values))
+        if isinstance(e, ast.IfExp):
+            return self.ifexp(e)
+        if isinstance(e, ast.Subscript):
+            return self.subscript(e)
+        if isinstance(e, ast.Attribute):
+            return self.constant_of(e, self.resolve(e))
+        if isinstance(e, ast.Call):
+            result = self.call(e)
+            if isinstance(result, tuple):
+                raise self.unsupported(e, "this function returns a tuple: unpack it with `a, b = f(...)`")
+            return result
+        raise self.unsupported(e, f"`{type(e).__name__}` is not supported here")
+
+    def expr_tuple(self, e, n):
+        result = self.call(e) if isinstance(e, ast.Call) else None
+        if not isinstance(result, tuple) or len(result) != n:
+            raise self.unsupported(e, f"the right-hand side must be a tuple of {n} values")
+        return list(result)
+
+    def binop(self, node, op, a, b, hint="t"):
+        if isinstance(a, Const) and isinstance(b, Const):
+            folded = _fold(op, a.value, b.value)
+            if folded is not None:
+                return Const(folded)
+        return self.assign(node, op, [a, b], hint=hint)
+
+    def compare(self, e):
+        left = self.expr(e.left)
+        parts = []
+        for op, comp in zip(e.ops, e.comparators):
+            right = self.expr(comp)
+            parts.append((op, left, right))
+            left = right
+        result = None
+        for op, a, b in parts:
+            t = self.assign(e, "cmp", [a, b], fn=_CMP[type(op)])
+            if result is None:
+                result = t
+            else:
+                r = self.fresh("and")
+                self.emit(If(result, [Assign(r, "copy", [t])], [Assign(r, "copy", [result])]))
+                result = r
+        return result
+
+    def boolop(self, e, values):
+        first = self.expr(values[0])
+        if len(values) == 1:
+            return first
+        saved = self.out
+        self.out = []
+        rest = self.boolop(e, values[1:])
+        rest_code, self.out = self.out, saved
+        r = self.fresh("or" if isinstance(e.op, ast.Or) else "and")
+        if isinstance(e.op, ast.And):
+            self.emit(If(first, rest_code + [Assign(r, "copy", [rest])], [Assign(r, "copy", [first])],
+                         self.where.pos(e)))
+        else:
+            self.emit(If(first, [Assign(r, "copy", [first])], rest_code + [Assign(r, "copy", [rest])],
+                         self.where.pos(e)))
+        return r
+
+    def ifexp(self, e):
+        cond = self.expr(e.test)
+        if isinstance(cond, Const):
+            return self.expr(e.body if cond.value else e.orelse)
+        r = self.fresh("sel")
+        saved = self.out
+        self.out = []
+        a = self.expr(e.body)
+        then = self.out + [Assign(r, "copy", [a])]
+        self.out = []
+        b = self.expr(e.orelse)
+        orelse = self.out + [Assign(r, "copy", [b])]
+        self.out = saved
+        self.emit(If(cond, then, orelse, self.where.pos(e)))
+        return r
+
+    def name(self, e):
+        n = e.id
+        if n in self.env:
+            return self.env[n]
+        if n in self.src.namespace or hasattr(builtins, n):
+            obj = self.src.namespace[n] if n in self.src.namespace else getattr(builtins, n)
+            return self.constant_of(e, obj)
+        raise self.err(e, f"name {n!r} is not defined here (a variable first assigned inside a loop or in only "
+                          "one branch of an `if` cannot be read after it: assign it before)")
+
+    def constant_of(self, e, obj):
+        if isinstance(obj, (bool, np.bool_)):
+            return Const(bool(obj))
+        if isinstance(obj, numbers.Integral):
+            return Const(int(obj))
+        if isinstance(obj, numbers.Real):
+            return Const(float(obj))
+        what = type(obj).__name__
+        if isinstance(obj, np.ndarray):
+            raise self.unsupported(e, "global arrays are not supported: pass the array as a data argument")
+        raise self.unsupported(e, f"{_dotted(e)!r} is a {what}, not a number: kernels may read only numeric "
+                                  "module constants; pass other values as arguments")
+
+    def resolve(self, e):
+        """The Python object an ``a.b.c`` or ``name`` refers to in the function's name space."""
+        if isinstance(e, ast.Name):
+            if e.id in self.env:
+                raise self.unsupported(e, f"{e.id!r} is a local variable or argument, not a module or function")
+            if e.id in self.src.namespace:
+                return self.src.namespace[e.id]
+            if hasattr(builtins, e.id):
+                return getattr(builtins, e.id)
+            raise self.err(e, f"name {e.id!r} is not defined")
+        if isinstance(e, ast.Attribute):
+            if isinstance(e.value, ast.Name) and e.value.id in self.env:
+                raise self.unsupported(e, f"attribute `.{e.attr}` of a kernel value is not supported (only "
+                                          "`x.shape[k]` on array arguments)")
+            base = self.resolve(e.value)
+            if not hasattr(base, e.attr):
+                raise self.err(e, f"{_dotted(e.value)!r} has no attribute {e.attr!r}")
+            return getattr(base, e.attr)
+        raise self.unsupported(e, "unsupported expression")
+
+    def array_arg(self, e):
+        """The kernel argument name an indexed expression refers to."""
+        if isinstance(e, ast.Name) and e.id in self.env:
+            v = self.env[e.id]
+            if is_var(v) and v in self.ctx.arg_names:
+                return v
+            raise self.unsupported(e, f"{e.id!r} is not an array argument: only kernel arguments can be indexed")
+        raise self.unsupported(e, "only array arguments can be indexed")
+
+    def subscript(self, e):
+        idx = e.slice
+        parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+        if isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+            arr = self.array_arg(e.value.value)
+            if len(parts) != 1:
+                raise self.err(e, "x.shape takes one index")
+            k = self.expr(parts[0])
+            if isinstance(k, Const):
+                self.note_ndim(e, arr, None, min_ndim=k.value + 1)
+            return self.assign(e, "shape", [arr, k], hint="n")
+        arr = self.array_arg(e.value)
+        indices = [self.expr(p) for p in parts]
+        self.note_ndim(e, arr, len(indices))
+        return self.assign(e, "index", [arr] + indices, hint=arr)
+
+    def note_ndim(self, node, arr, ndim, min_ndim=None):
+        known = self.ctx.array_ndim.get(arr)
+        if ndim is None:
+            return
+        if known is not None and known != ndim:
+            raise self.err(node, f"array {arr!r} is indexed with {ndim} indices here but {known} elsewhere")
+        self.ctx.array_ndim[arr] = ndim
+
+    # ---- calls ---------------------------------------------------------------------------------------
+    def call(self, e):
+        fn = self.resolve(e.func)
+        args = [self.expr(a) for a in e.args]
+        label = _dotted(e.func)
+        if fn is builtins.len:
+            if len(e.args) != 1:
+                raise self.err(e, "len() takes one argument")
+            arr = self.array_arg(e.args[0])
+            return self.assign(e, "shape", [arr, Const(0)], hint="n")
+        if fn is builtins.float:
+            return self.unary_cast(e, "tofloat", args)
+        if fn is builtins.int:
+            return self.unary_cast(e, "toint", args)
+        if fn in (builtins.abs, builtins.min, builtins.max):
+            name = fn.__name__
+            if name == "abs":
+                self.check_nargs(e, label, args, 1)
+                return self.assign(e, "call", args, fn="abs")
+            if len(args) < 2:
+                raise self.unsupported(e, f"{name}() needs at least two numbers (no iterables in kernels)")
+            result = args[0]
+            for a in args[1:]:
+                result = self.assign(e, "call", [result, a], fn=name)
+            return result
+        math_name = _math_name(fn)
+        if math_name is not None:
+            self.check_nargs(e, label, args, rules.MATH_FUNCS[math_name])
+            if math_name == "pow":
+                return self.assign(e, "pow", args)
+            return self.assign(e, "call", args, fn=math_name)
+        if isinstance(fn, pytypes.FunctionType):
+            rule = rules.lookup(fn)
+            if rule is not None:
+                return self.rule_call(e, fn, rule, args)
+            return self.inline(e, fn, args)
+        if fn is builtins.range:
+            raise self.unsupported(e, "range() is only allowed as the iterable of a `for` loop")
+        raise self.unsupported(e, f"call to {label!r}: it has no derivative rule and no Python source to "
+                                  "differentiate; write it as a module-level Python function in the kernel "
+                                  "subset or register its partials with @ad.rule")
+
+    def unary_cast(self, e, op, args):
+        if len(args) != 1:
+            raise self.err(e, "float()/int() take one argument")
+        a = args[0]
+        if isinstance(a, Const):
+            return Const(float(a.value) if op == "tofloat" else int(a.value))
+        return self.assign(e, op, args)
+
+    def check_nargs(self, e, label, args, n):
+        if len(args) != n:
+            raise self.err(e, f"{label}() takes {n} argument{'s' if n != 1 else ''}, got {len(args)}")
+
+    def function_source(self, e, fn):
+        if fn in self.ctx.inline_stack:
+            raise self.unsupported(e, f"recursion ({fn.__name__} calls itself, directly or indirectly) is not "
+                                      "supported: write it as a loop")
+        if len(self.ctx.inline_stack) > _MAX_INLINE_DEPTH:
+            raise self.unsupported(e, "helper functions nested too deeply")
+        src = parse.from_function(fn)
+        return src
+
+    def inline(self, e, fn, args, tuple_return=False, tag="h"):
+        src = self.function_source(e, fn)
+        fence.check_function(src.node, src.filename, allow_tuple_return=tuple_return)
+        params = src.arg_names
+        if len(params) != len(args):
+            raise self.err(e, f"{fn.__name__}() takes {len(params)} arguments, got {len(args)}")
+        if src.text not in self.ctx.sources:
+            self.ctx.sources.append(src.text)
+            self.ctx.helpers.append(fn.__name__)
+        env = dict(zip(params, args))
+        self.ctx.counter += 1
+        prefix = f"{fn.__name__}{self.ctx.counter}_"
+        sub = _Lowerer(src, self.ctx, env, prefix)
+        self.ctx.inline_stack.append(fn)
+        try:
+            sub.out = self.out
+            body = restructure(src.node.body)
+            if tuple_return:
+                body = _split_tuple_returns(body)
+            for s in body:
+                sub.stmt(s)
+        finally:
+            self.ctx.inline_stack.pop()
+        if tuple_return:
+            n = sum(1 for k in sub.env if k.startswith(_RET + "#"))
+            if n == 0 or any(f"{_RET}#{i}" not in sub.env for i in range(n)):
+                raise sub.err(src.node, "the rule must return a tuple of partials on every path")
+            return tuple(sub.env[f"{_RET}#{i}"] for i in range(n))
+        if _RET not in sub.env:
+            raise sub.err(src.node, f"{fn.__name__} does not return a value on every path")
+        return sub.env[_RET]
+
+    def rule_call(self, e, fn, rule, args):
+        saved = self.out
+        self.out = []
+        value = self.inline(e, fn, args)
+        body = self.out
+        self.out = saved
+        dst = self.fresh(fn.__name__)
+        body.append(Assign(dst, "copy", [value]))
+        self.emit(RuleCall(dst, rule, args, body, self.where.pos(e)))
+        return dst
+
+
+def lower_partials(rule, args, result, ctx, out, pos=(0, 0)):
+    """Statements (appended to ``out``) computing the partials of ``rule`` at ``args``/``result``; returns
+    one operand per argument.  Used by the reverse pass."""
+    if isinstance(rule, rules.FunctionRule):
+        src = parse.from_function(rule.function)
+        low = _Lowerer(src, ctx, {}, prefix="")
+        low.out = out
+        fake = ast.Call(func=ast.Name(id=rule.name), args=[], keywords=[])
+        ast.copy_location(fake, src.node)
+        partials = low.inline(fake, rule.function, args, tuple_return=True)
+        if len(partials) != len(args):
+            raise low.err(src.node, f"the rule returns {len(partials)} partials for {len(args)} arguments")
+        return list(partials)
+    return [lower_template(t, args, result, ctx, out) for t in rule.templates]
+
+
+def lower_template(template, args, result, ctx, out):
+    """Lower one partial-derivative template expression with ``a``, ``b``, ``r`` bound."""
+    tree = ast.parse(template, "<rule>", mode="eval").body
+    env = {"a": args[0], "r": result}
+    if len(args) > 1:
+        env["b"] = args[1]
+    src = parse.Source(node=None, filename="<rule>", namespace=rules.special_namespace(), text=template)
+    low = _Lowerer(src, ctx, env, prefix="d_")
+    low.out = out
+    return low.expr(tree)
+
+
+def _split_tuple_returns(stmts):
+    """Rewrite ``return (p, q)`` into assignments of ``__return__#0`` ... so branches merge normally."""
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            vals = s.value.elts if isinstance(s.value, ast.Tuple) else [s.value]
+            for i, v in enumerate(vals):
+                a = ast.Assign(targets=[ast.Name(id=f"{_RET}#{i}", ctx=ast.Store())], value=v)
+                out.append(ast.copy_location(a, s))
+        elif isinstance(s, ast.If):
+            new = ast.If(test=s.test, body=_split_tuple_returns(s.body), orelse=_split_tuple_returns(s.orelse))
+            out.append(ast.copy_location(new, s))
+        else:
+            out.append(s)
+    return out
+
+
+def _assigned_names(stmts):
+    names = set()
+    for s in stmts:
+        for node in ast.walk(s):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return names
+
+
+def _math_name(fn):
+    for name in rules.MATH_FUNCS:
+        if getattr(math, name, None) is fn:
+            return name
+    if isinstance(fn, np.ufunc) and fn.__name__ in rules.NUMPY_ALIASES:
+        return rules.NUMPY_ALIASES[fn.__name__]
+    return None
+
+
+def _fold(op, a, b):
+    if isinstance(a, bool) or isinstance(b, bool):
+        return None
+    try:
+        if op == "add":
+            return a + b
+        if op == "sub":
+            return a - b
+        if op == "mul":
+            return a * b
+        if op == "div":
+            return a / b
+        if op == "pow" and isinstance(b, int) and abs(b) < 64 and not (a == 0 and b < 0):
+            r = a ** b
+            return r if isinstance(r, (int, float)) else None
+    except (ZeroDivisionError, OverflowError):
+        return None
+    return None
+
+
+def _dotted(e):
+    if isinstance(e, ast.Name):
+        return e.id
+    if isinstance(e, ast.Attribute):
+        return _dotted(e.value) + "." + e.attr
+    return "<expr>"

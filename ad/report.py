@@ -1,0 +1,51 @@
+"""``Derivative.report()``: activity, each loop's class, what is recomputed or stored, scratch per sample.
+
+Phrases are fixed so tests and users can search for them: ``independent-iteration reduction``,
+``loop-carried state``, ``nothing stored``, ``stored in scratch``, ``scratch: N bytes per sample``.
+"""
+import re
+
+from .loops import CARRIED
+
+
+def user_name(ir_name):
+    """``y__12`` → ``y`` (the kernel's own spelling of an IR variable)."""
+    return re.sub(r"__\d+$", "", ir_name.replace("__f", ""))
+
+
+def make_report(c, scratch_elements=None, itemsize=8, dtype="float64"):
+    lines = [f"kernel {c.name} ({c.filename}:{c.line})"]
+    data = [a for a in c.arg_names if a not in c.wrt]
+    lines.append(f"active arguments: {', '.join(c.wrt)}")
+    zero = [w for w in c.wrt if w not in c.activity.active_args]
+    if zero:
+        lines.append(f"  (the result does not depend on: {', '.join(zero)}; their gradient is zero)")
+    lines.append(f"data arguments (no shadow): {', '.join(data) if data else '-'}")
+    if c.helpers:
+        lines.append(f"inlined functions: {', '.join(dict.fromkeys(c.helpers))}")
+    if not c.loops:
+        lines.append("loops: none (straight-line code: every value is recomputed in the reverse sweep, "
+                     "nothing stored)")
+    terms = []
+    for info in c.loops:
+        indent = "  " * (info.depth + 1)
+        where = f"loop at line {info.line}"
+        if info.klass == CARRIED:
+            names = ", ".join(dict.fromkeys(user_name(v) for v in info.stored))
+            m = len(info.stored)
+            lines.append(f"{indent}{where}: {CARRIED}; the values carried into each iteration ({names}) are "
+                         f"stored in scratch ({m} per iteration x {info.trip_formula} iterations) and read back "
+                         f"in the reverse sweep")
+            terms.append(f"{m}*{info.trip_formula}" if m != 1 else info.trip_formula)
+        else:
+            how = "fused with the forward pass" if info.fused else "replayed in reverse order"
+            lines.append(f"{indent}{where}: {info.klass}; nothing stored: each iteration's intermediates are "
+                         f"recomputed from the inputs ({how})")
+    if scratch_elements is not None:
+        lines.append(f"scratch: {int(scratch_elements) * itemsize} bytes per sample ({dtype})")
+    elif terms:
+        lines.append(f"scratch: {itemsize}*({' + '.join(terms)}) bytes per sample ({dtype}; pass example "
+                     "arguments to report() for a number)")
+    else:
+        lines.append("scratch: 0 bytes per sample")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,277 @@
+"""Reverse pass: build the adjoint program (forward sweep, then the reverse sweep) in IR.
+
+No tape.  Straight-line values are never overwritten (lowering renamed them), so the reverse sweep reads them
+directly.  A loop's reverse runs its iterations last to first; each iteration first *replays* the loop body
+(recomputing that iteration's intermediates from inputs the kernel never writes) and then runs the body's
+adjoint statements.  A loop whose reverse body needs the values carried in from the previous iteration
+(``loops.CARRIED``) stores them in ``scratch`` during the forward run that precedes its reverse and reads them
+back at the start of each reverse iteration.  Branches replay their recomputed predicate.
+"""
+from . import loops, rules
+from .errors import UnsupportedError
+from .ir import Assign, Const, For, GradAdd, If, RuleCall, Store, ZeroGrad, is_var, walk
+from .lower import lower_partials, lower_template
+
+ZERO = Const(0.0)
+ONE = Const(1.0)
+
+
+class Reverse:
+    def __init__(self, body, ret, activity, typeinfo, ctx, wrt, filename):
+        self.body = body
+        self.ret = ret
+        self.act = activity
+        self.types = typeinfo
+        self.ctx = ctx
+        self.wrt = tuple(wrt)
+        self.filename = filename
+        self.grad_names = {}
+        for w in self.wrt:
+            name = f"grad_{w}"
+            while name in ctx.arg_names:
+                name += "_"
+            self.grad_names[w] = name
+        self.scratch = "scratch"
+        while self.scratch in ctx.arg_names:
+            self.scratch += "_"
+        self.adj = {}
+        self.info = {}      # loop_id -> LoopInfo
+        self.producers = {s.dst: s for s in walk(body) if isinstance(s, Assign)}
+        self.toplevel = loops.toplevel_defs(body)
+        self._number_loops(body, 0)
+        self._classify(body)
+
+    # ---- names ---------------------------------------------------------------------------------------
+    def adjoint(self, v):
+        if v not in self.adj:
+            self.adj[v] = f"{v}_b"
+        return self.adj[v]
+
+    def fresh(self, hint):
+        return self.ctx.fresh(hint)
+
+    # ---- loop numbering and classification -----------------------------------------------------------
+    def _number_loops(self, stmts, depth):
+        for s in stmts:
+            if isinstance(s, For):
+                s.loop_id = len(self.info)
+                self.info[s.loop_id] = loops.LoopInfo(s.loop_id, s.pos[0], s.pos[1], depth=depth)
+                self._number_loops(s.body, depth + 1)
+            elif isinstance(s, If):
+                self._number_loops(s.then, depth)
+                self._number_loops(s.orelse, depth)
+
+    def _classify(self, stmts):
+        """Bottom-up: a loop's class depends on its children's (their stores are part of its replay)."""
+        for s in stmts:
+            if isinstance(s, If):
+                self._classify(s.then)
+                self._classify(s.orelse)
+            elif isinstance(s, For):
+                self._classify(s.body)
+                info = self.info[s.loop_id]
+                replay = self.forward(s.body)
+                rev = self.reverse_block(s.body)
+                all_adjoints = set(self.adj.values()) | set(self.grad_names.values())
+                needed = loops.needed_carried(s, replay, rev, all_adjoints)
+                if needed:
+                    info.klass = loops.CARRIED
+                    info.stored = needed
+                    prelude, formula = loops.bounds_prelude(s, self.producers, self.toplevel, self.filename,
+                                                            self.ctx.arg_names)
+                    info.prelude = prelude
+                    info.trip_formula = formula
+                    info.offset = self.fresh(f"scratch_offset{s.loop_id}")
+
+    def storing_loops(self):
+        return [i for i in self.info.values() if i.klass == loops.CARRIED]
+
+    # ---- forward sweep -------------------------------------------------------------------------------
+    def forward(self, stmts):
+        """The primal statements, with scratch stores added to the storing loops directly inside ``stmts``."""
+        out = []
+        for s in stmts:
+            if isinstance(s, If):
+                out.append(If(s.cond, self.forward(s.then), self.forward(s.orelse), s.pos))
+            elif isinstance(s, For) and self.info[s.loop_id].klass == loops.CARRIED:
+                info = self.info[s.loop_id]
+                counter = self.fresh(f"k{s.loop_id}")
+                stores, slots = [], self._slots(info, counter, stores)
+                for var, slot in zip(info.stored, slots):
+                    stores.append(Store(slot, var))
+                out.append(For(s.var, s.start, s.stop, s.step, stores + list(s.body), s.pos, counter=counter,
+                               loop_id=s.loop_id))
+            else:
+                out.append(s)
+        return out
+
+    def _slots(self, info, counter, out):
+        """Scratch indices ``offset + counter * m + j`` for the stored values of one iteration."""
+        m = len(info.stored)
+        base = self.fresh("slot")
+        out.append(Assign(base, "mul", [counter, Const(m)]))
+        base2 = self.fresh("slot")
+        out.append(Assign(base2, "add", [base, info.offset]))
+        slots = [base2]
+        for j in range(1, m):
+            t = self.fresh("slot")
+            out.append(Assign(t, "add", [base2, Const(j)]))
+            slots.append(t)
+        return slots
+
+    # ---- reverse sweep -------------------------------------------------------------------------------
+    def reverse_block(self, stmts):
+        out = []
+        for s in reversed(stmts):
+            if isinstance(s, Assign):
+                self.reverse_assign(s, out)
+            elif isinstance(s, RuleCall):
+                self.reverse_rule(s, out)
+            elif isinstance(s, If):
+                then = self.reverse_block(s.then)
+                orelse = self.reverse_block(s.orelse)
+                if then or orelse:
+                    out.append(If(s.cond, then, orelse, s.pos))
+            elif isinstance(s, For):
+                self.reverse_loop(s, out)
+        return out
+
+    def reverse_loop(self, s, out):
+        info = self.info[s.loop_id]
+        counter = self.fresh(f"k{s.loop_id}")
+        head = []
+        if info.klass == loops.CARRIED:
+            slots = self._slots(info, counter, head)
+            for var, slot in zip(info.stored, slots):
+                head.append(Assign(var, "load", [slot]))
+        body = head + self.forward(s.body) + self.reverse_block(s.body)
+        out.append(For(s.var, s.start, s.stop, s.step, body, s.pos, counter=counter, reverse=True,
+                       loop_id=s.loop_id))
+
+    def accumulate(self, target, value, out, negate=False):
+        """``adjoint(target) += value`` (or ``-=``)."""
+        if not self.act.is_active(target):
+            return
+        tb = self.adjoint(target)
+        out.append(Assign(tb, "sub" if negate else "add", [tb, value]))
+
+    def scaled(self, vb, partial, out):
+        t = self.fresh("p")
+        out.append(Assign(t, "mul", [vb, partial]))
+        return t
+
+    def reverse_assign(self, s, out):
+        v = s.dst
+        if v not in self.act.active:
+            return
+        vb = self.adjoint(v)
+        a = s.args
+        op = s.op
+        active = [self.act.is_active(x) for x in a]
+        if op in ("copy", "tofloat"):
+            self.accumulate(a[0], vb, out)
+        elif op == "add":
+            self.accumulate(a[0], vb, out)
+            self.accumulate(a[1], vb, out)
+        elif op == "sub":
+            self.accumulate(a[0], vb, out)
+            self.accumulate(a[1], vb, out, negate=True)
+        elif op == "neg":
+            self.accumulate(a[0], vb, out, negate=True)
+        elif op == "mul":
+            if active[0]:
+                self.accumulate(a[0], self.scaled(vb, a[1], out), out)
+            if active[1]:
+                self.accumulate(a[1], self.scaled(vb, a[0], out), out)
+        elif op == "div":
+            if active[0]:
+                t = self.fresh("p")
+                out.append(Assign(t, "div", [vb, a[1]]))
+                self.accumulate(a[0], t, out)
+            if active[1]:
+                t = self.scaled(vb, v, out)
+                t2 = self.fresh("p")
+                out.append(Assign(t2, "div", [t, a[1]]))
+                self.accumulate(a[1], t2, out, negate=True)
+        elif op == "index":
+            if a[0] in self.grad_names:
+                out.append(GradAdd(self.grad_names[a[0]], list(a[1:]), vb))
+        elif op in ("pow", "call"):
+            if op == "pow":
+                exponent = None if is_var(a[1]) else a[1].value
+                templates = rules.pow_partials(exponent)
+            else:
+                templates = rules.MATH_RULES.get(s.fn)
+                if templates is None:
+                    raise UnsupportedError(f"no derivative rule for {s.fn}", self.filename, *s.pos)
+            for k, x in enumerate(a):
+                if active[k]:
+                    p = lower_template(templates[k], a, v, self.ctx, out)
+                    self.accumulate(x, self.scaled(vb, p, out), out)
+        else:
+            raise UnsupportedError(f"no derivative for operation {op!r}", self.filename, *s.pos)
+        out.append(Assign(vb, "copy", [ZERO]))
+
+    def reverse_rule(self, s, out):
+        v = s.dst
+        if v not in self.act.active:
+            return
+        vb = self.adjoint(v)
+        partials = lower_partials(s.rule, s.args, v, self.ctx, out, s.pos)
+        for x, p in zip(s.args, partials):
+            if self.act.is_active(x):
+                self.accumulate(x, self.scaled(vb, p, out), out)
+        out.append(Assign(vb, "copy", [ZERO]))
+
+    # ---- whole program -------------------------------------------------------------------------------
+    def program(self, with_value):
+        """Statements of ``value_and_grad`` (``with_value``) or ``grad``, before dead-code elimination."""
+        out = []
+        for info in self.storing_loops():
+            for st in info.prelude:
+                out.append(st)
+        offset = Const(0)
+        for info in self.storing_loops():
+            out.append(Assign(info.offset, "copy", [offset]))
+            size = self.fresh("scratch_size")
+            trip = self.trip_count(self.loop_by_id(info.loop_id), out)
+            out.append(Assign(size, "mul", [trip, Const(len(info.stored))]))
+            nxt = self.fresh("scratch_end")
+            out.append(Assign(nxt, "add", [info.offset, size]))
+            offset = nxt
+        for g in self.grad_names.values():
+            out.append(ZeroGrad(g))
+        rev = self.reverse_block(self.body)
+        for v in sorted(self.adj):
+            out.append(Assign(self.adj[v], "copy", [ZERO]))
+        out.extend(self.forward(self.body))
+        if self.act.is_active(self.ret):
+            out.append(Assign(self.adjoint(self.ret), "copy", [ONE]))
+        out.extend(rev)
+        return out
+
+    def scratch_size_program(self):
+        """Statements computing the scratch length (in elements) into the returned operand."""
+        out = []
+        total = Const(0)
+        for info in self.storing_loops():
+            out.extend(info.prelude)
+        for info in self.storing_loops():
+            trip = self.trip_count(self.loop_by_id(info.loop_id), out)
+            size = self.fresh("scratch_size")
+            out.append(Assign(size, "mul", [trip, Const(len(info.stored))]))
+            t = self.fresh("scratch_total")
+            out.append(Assign(t, "add", [total, size]))
+            total = t
+        return out, total
+
+    def trip_count(self, loop, out):
+        t = self.fresh("trip")
+        out.append(Assign(t, "tripcount", [loop.start, loop.stop, loop.step]))
+        return t
+
+    def loop_by_id(self, loop_id):
+        for s in walk(self.body):
+            if isinstance(s, For) and s.loop_id == loop_id:
+                return s
+        raise KeyError(loop_id)

@@ -1,0 +1,166 @@
+"""GPU backend: numba.cuda kernels, one thread per sample in a grid-stride loop.
+
+Data are uploaded once and stay on the device. Inputs may be numpy arrays (copied through cached device
+buffers, results come back as numpy), CuPy arrays or numba device arrays (results stay on the device, as
+the same kind of array). Per-sample scratch rows come from one device buffer of shape (batch, scratch_size).
+Under the CUDA simulator (NUMBA_ENABLE_CUDASIM=1) everything is numpy and the same code runs on the CPU.
+"""
+
+import math
+import threading
+
+import numpy as np
+
+from .. import codegen
+from ..kernels import CudaKernels
+from .buffers import BufferCache
+
+THREADS_PER_BLOCK = 128
+MAX_BLOCKS = 4096  # grid-stride beyond this: enough blocks to fill any current GPU
+
+_DRIVERS = {}
+_LOCK = threading.Lock()
+
+
+def cupy_or_none():
+    try:
+        import cupy
+    except Exception:  # ImportError, or a CUDA runtime error raised while importing
+        return None
+    return cupy
+
+
+def gpu_usable():
+    """A real CUDA device is present and CuPy imports (the condition for backend="auto" to pick gpu)."""
+    try:
+        from numba import cuda
+
+        return bool(cuda.is_available()) and cupy_or_none() is not None
+    except Exception:
+        return False
+
+
+def gpu_drivers(functions, n_data):
+    from numba import cuda
+
+    key = (id(functions), n_data)
+    with _LOCK:
+        entry = _DRIVERS.get(key)
+        if entry is None or entry[0] is not functions:
+            namespace = {"cuda": cuda, "INF": math.inf, "NAN": math.nan, "value": functions.value,
+                         "raw_value_and_grad": functions.raw_value_and_grad, "raw_grad": functions.raw_grad}
+            codegen.compile_module(codegen.gpu_source(n_data), namespace, f"<nestgrad gpu driver {n_data}>")
+            drivers = {name: cuda.jit(namespace[name]) for name in
+                       ("batch_value", "batch_value_and_grad", "batch_grad")}
+            drivers.update({name: cuda.jit(namespace[name], device=True)
+                            for name in ("tuple_value", "tuple_value_and_grad")})
+            entry = (functions, drivers)
+            _DRIVERS[key] = entry
+    return entry[1]
+
+
+def _upload(value):
+    from numba import cuda
+
+    if isinstance(value, np.ndarray):
+        return cuda.to_device(value)
+    return value  # numpy scalars go by value
+
+
+class GpuBackend:
+    name = "gpu"
+
+    def __init__(self, derivative, data, dtype, ndim, scratch_size):
+        from numba import cuda
+
+        self.cuda = cuda
+        self.dtype, self.ndim, self.scratch_size = np.dtype(dtype), ndim, scratch_size
+        self.functions = derivative.cuda(dtype=self.dtype.name)
+        self.drivers = gpu_drivers(self.functions, len(data))
+        self.data = tuple(_upload(v) for v in data)
+        self.device = BufferCache(lambda shape, dtype: cuda.device_array(shape, dtype=dtype))
+        self.host = BufferCache(lambda shape, dtype: cuda.pinned_array(shape, dtype=dtype))
+        self.nbad_host = np.zeros(1, dtype=np.int32)
+        self.nbad = cuda.to_device(self.nbad_host)
+
+    def _launch(self, batch):
+        blocks = min(max(1, -(-batch // THREADS_PER_BLOCK)), MAX_BLOCKS)
+        return blocks, THREADS_PER_BLOCK
+
+    def _stage(self, thetas):
+        """Device view of thetas: device inputs are used in place, host inputs copied into a cached buffer."""
+        if hasattr(thetas, "__cuda_array_interface__"):
+            device = self.cuda.as_cuda_array(thetas)
+            if device.dtype != self.dtype or device.ndim != 2 or device.shape[1] != self.ndim:
+                raise ValueError(f"thetas on the device must have shape (batch, {self.ndim}) and dtype "
+                                 f"{self.dtype}, got {device.shape} {device.dtype}")
+            return device, True
+        array = np.asarray(thetas)
+        if array.ndim != 2 or array.shape[1] != self.ndim:
+            raise ValueError(f"thetas must have shape (batch, {self.ndim}), got {array.shape}")
+        host = self.host.get("thetas", array.shape, self.dtype)
+        np.copyto(host, array, casting="unsafe")
+        device = self.device.get("thetas", array.shape, self.dtype)
+        device.copy_to_device(host)
+        return device, False
+
+    def _run(self, name, thetas, arrays):
+        self.nbad_host[0] = 0
+        self.nbad.copy_to_device(self.nbad_host)
+        blocks, threads = self._launch(thetas.shape[0])
+        self.drivers[name][blocks, threads](thetas, *arrays, self.nbad, *self.data)
+        self.nbad.copy_to_host(self.nbad_host)
+        return int(self.nbad_host[0])
+
+    def _output(self, name, given, shape, on_device):
+        """Where the kernel writes: the caller's device array, or a cached device buffer."""
+        if on_device and given is not None:
+            device = self.cuda.as_cuda_array(given)
+            if device.shape != shape or device.dtype != self.dtype:
+                raise ValueError(f"{name} must have shape {shape} and dtype {self.dtype}, got "
+                                 f"{device.shape} {device.dtype}")
+            return device
+        return self.device.get(name, shape, self.dtype)
+
+    def _result(self, name, device, given, like, on_device):
+        """Hand back results as the caller gave thetas: device arrays stay put, host gets numpy."""
+        if on_device:
+            if given is not None:
+                return given
+            cupy = cupy_or_none() if not isinstance(like, self.cuda.devicearray.DeviceNDArray) else None
+            return cupy.asarray(device) if cupy is not None and type(like).__module__.startswith("cupy") else device
+        host = given if given is not None else self.host.get(name, device.shape, self.dtype)
+        if host.shape != device.shape or host.dtype != self.dtype:
+            raise ValueError(f"{name} must have shape {device.shape} and dtype {self.dtype}, got "
+                             f"{host.shape} {host.dtype}")
+        device.copy_to_host(host)
+        return host
+
+    def logl(self, thetas, out=None):
+        staged, on_device = self._stage(thetas)
+        d_out = self._output("out", out, (staged.shape[0],), on_device)
+        nbad = self._run("batch_value", staged, (d_out,))
+        return self._result("out", d_out, out, thetas, on_device), nbad
+
+    def logl_and_grad(self, thetas, out=None, grad_out=None):
+        staged, on_device = self._stage(thetas)
+        batch = staged.shape[0]
+        d_out = self._output("out", out, (batch,), on_device)
+        d_grad = self._output("grad", grad_out, (batch, self.ndim), on_device)
+        nbad = self._run("batch_value_and_grad", staged, (d_out, d_grad, self.scratch(batch)))
+        return (self._result("out", d_out, out, thetas, on_device),
+                self._result("grad", d_grad, grad_out, thetas, on_device)), nbad
+
+    def grad(self, thetas, grad_out=None):
+        staged, on_device = self._stage(thetas)
+        batch = staged.shape[0]
+        d_grad = self._output("grad", grad_out, (batch, self.ndim), on_device)
+        nbad = self._run("batch_grad", staged, (d_grad, self.scratch(batch)))
+        return self._result("grad", d_grad, grad_out, thetas, on_device), nbad
+
+    def scratch(self, batch):
+        return self.device.get("scratch", (batch, self.scratch_size), self.dtype)
+
+    def kernels(self):
+        return CudaKernels(self.drivers["tuple_value"], self.drivers["tuple_value_and_grad"], self.data,
+                           self.scratch_size, self.dtype)

@@ -1,0 +1,198 @@
+"""The `nestgrad` command line: run, check, plot, list.
+
+Exit status: 0 success; 2 a mistake in the config or the command line (one message, no traceback);
+3 the gradient cross-check failed (`run` refuses to sample with a wrong gradient); 130 interrupted by Ctrl-C
+(a checkpoint was written: `--resume` continues); 143 terminated by SIGTERM (likewise).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+EXIT_CONFIG, EXIT_GRADIENT, EXIT_INTERRUPTED = 2, 3, 130
+QUICK_CHECK_POINTS = 4
+
+
+def main(argv=None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_CONFIG
+    from sampler.config_yaml import ConfigError
+    from sampler.run_folder import RunFolderError
+
+    try:
+        return args.handler(args)
+    except (ConfigError, RunFolderError) as error:
+        print(f"nestgrad: error: {error}", file=sys.stderr)
+        return EXIT_CONFIG
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nestgrad", description="Nested sampling with constrained-HMC "
+                                     "proposals driven by automatically differentiated likelihood kernels.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = commands.add_parser("run", help="sample a config and write its run folder and plots")
+    run.add_argument("config", nargs="?", help="YAML config (default: the embedded seed 4-D Gaussian)")
+    run.add_argument("--out", metavar="DIR", help="output folder (default: output.dir of the config)")
+    run.add_argument("--backend", choices=("auto", "cpu", "gpu", "python"), help="override `backend`")
+    run.add_argument("--seed", type=int, help="override `sampler.seed`")
+    run.add_argument("--resume", action="store_true", help="continue from <out>/checkpoint.npz")
+    run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    run.add_argument("--no-check", action="store_true", help="skip the gradient cross-check before sampling")
+    run.set_defaults(handler=cmd_run)
+
+    check = commands.add_parser("check", help="cross-check the kernel's gradient (AD vs analytic vs finite "
+                                "differences)")
+    check.add_argument("config")
+    check.add_argument("-n", type=int, default=16, help="number of points drawn from the prior (default 16)")
+    check.add_argument("--backend", choices=("auto", "cpu", "gpu", "python"), help="override `backend`")
+    check.add_argument("--seed", type=int, default=0, help="seed of the prior draws (default 0)")
+    check.set_defaults(handler=cmd_check)
+
+    plot = commands.add_parser("plot", help="(re)make the plots of a run folder")
+    plot.add_argument("outdir")
+    plot.add_argument("--kinds", nargs="+", metavar="KIND", help="subset of: corner run trace hmc gradient")
+    plot.set_defaults(handler=cmd_plot)
+
+    listing = commands.add_parser("list", help="list the built-in likelihoods with parameters and priors")
+    listing.set_defaults(handler=cmd_list)
+    return parser
+
+
+# --------------------------------------------------------------------------------------------------- run
+
+def cmd_run(args) -> int:
+    from sampler import config as cfg
+    from sampler.plots import make_plots
+    from sampler.run_folder import write_run_folder
+
+    config = _with_overrides(cfg.load(args.config), args)
+    outdir = config.output.dir
+    checkpoint = outdir / "checkpoint.npz"
+    if args.resume and not checkpoint.is_file():
+        raise cfg.ConfigError(f"--resume: no checkpoint at {checkpoint}; run without --resume to start")
+    problem = cfg.build(config)
+    report = None
+    if not args.no_check:
+        report = gradient_check(problem, QUICK_CHECK_POINTS, seed=0)
+        if not report.ok:
+            print(str(report), file=sys.stderr)
+            print(f"nestgrad: error: the gradient of {_kernel_name(config)} disagrees with finite differences "
+                  f"(table above); fix the kernel, or pass --no-check to sample anyway", file=sys.stderr)
+            return EXIT_GRADIENT
+    sampler = cfg.make_sampler(config, problem)
+    _, run_args = cfg.sampler_arguments(config)
+    outdir.mkdir(parents=True, exist_ok=True)
+    resume_hint = _resume_command(args, config)
+    try:
+        results = sampler.run(checkpoint=str(checkpoint), resume=args.resume,
+                              progress=not args.quiet and sys.stderr.isatty(), **run_args)
+    except KeyboardInterrupt:
+        print(f"\nnestgrad: interrupted; checkpoint written to {checkpoint}\n  resume with: {resume_hint}",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except SystemExit as stop:
+        print(f"\nnestgrad: terminated; checkpoint written to {checkpoint}\n  resume with: {resume_hint}",
+              file=sys.stderr)
+        return int(stop.code) if isinstance(stop.code, int) else 1
+    cfg.finish_results(results, config, problem)
+    write_run_folder(results, outdir)
+    if report is not None:
+        from sampler.plots_gradient import write_gradient_check
+
+        write_gradient_check(report, problem.params, outdir)
+    if config.output.plots:
+        make_plots(results, outdir, kinds=config.output.plots)
+    if not args.quiet:
+        print(results.summary())
+        print(f"  output: {outdir}")
+    return 0
+
+
+def _with_overrides(config, args):
+    """Apply --out/--backend/--seed on top of the config (the config file itself is not changed)."""
+    if getattr(args, "out", None):
+        config = dataclasses.replace(config, output=dataclasses.replace(config.output,
+                                                                        dir=Path(args.out).resolve()))
+    if getattr(args, "backend", None):
+        config = dataclasses.replace(config, backend=args.backend)
+    if getattr(args, "seed", None) is not None and args.command == "run":
+        config = dataclasses.replace(config, sampler=dataclasses.replace(config.sampler, seed=args.seed))
+    return config
+
+
+def _resume_command(args, config) -> str:
+    parts = ["nestgrad", "run"] + ([args.config] if args.config else [])
+    if args.out:
+        parts += ["--out", args.out]
+    if args.backend:
+        parts += ["--backend", args.backend]
+    if args.seed is not None:
+        parts += ["--seed", str(args.seed)]
+    return " ".join(parts + ["--resume"])
+
+
+def _kernel_name(config) -> str:
+    spec = config.likelihood
+    return f"built-in '{spec.builtin}'" if spec.builtin else f"{spec.kernel[0].name}:{spec.kernel[1]}"
+
+
+def gradient_check(problem, n: int, seed: int):
+    """`Likelihood.check_gradient` at n points drawn from the config's prior (not the built-in default)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    thetas = problem.prior.transform(rng.uniform(size=(n, len(problem.params))))
+    return problem.likelihood.check_gradient(thetas=thetas, n=n)
+
+
+# ------------------------------------------------------------------------------------------ check / plot
+
+def cmd_check(args) -> int:
+    from sampler import config as cfg
+
+    config = _with_overrides(cfg.load(args.config), args)
+    problem = cfg.build(config)
+    report = gradient_check(problem, args.n, seed=args.seed)
+    print(str(report))
+    print(f"gradient check of {_kernel_name(config)}: {'OK' if report.ok else 'FAILED'}")
+    return 0 if report.ok else EXIT_GRADIENT
+
+
+def cmd_plot(args) -> int:
+    from sampler.plots import PLOT_KINDS, make_plots
+    from sampler.run_folder import read_run_folder
+
+    kinds = args.kinds or PLOT_KINDS
+    unknown = [k for k in kinds if k not in PLOT_KINDS]
+    if unknown:
+        print(f"nestgrad: error: --kinds: unknown plot '{unknown[0]}'; choose from {' '.join(PLOT_KINDS)}",
+              file=sys.stderr)
+        return EXIT_CONFIG
+    results = read_run_folder(args.outdir)
+    for path in make_plots(results, args.outdir, kinds=kinds):
+        print(path)
+    return 0
+
+
+def cmd_list(args) -> int:
+    from likelihoods import builtin
+
+    for name in builtin.names():
+        model = builtin.get(name)
+        print(f"{name}: {model.description}")
+        for param in model.params:
+            family, *numbers = model.priors[param]
+            print(f"    {param:<10} {family}({', '.join(f'{v:g}' for v in numbers)})")
+        if model.reference_logz is not None:
+            print(f"    reference logZ = {model.reference_logz:.4f} ({model.reference_method})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,288 @@
+"""YAML config in, validated `Config` out; `run_config` turns a config into a finished run folder.
+
+    config = load("configs/gaussian4d.yaml")     # every check that needs no compilation; ConfigError if bad
+    problem = build(config)                      # Likelihood + Prior (+ truths, reference logZ, LaTeX)
+    results = run_config(config)                 # sample, write the run folder and the plots
+
+Every mistake in a config is ONE `ConfigError` whose message starts `file:line: key.path:` (the CLI prints it
+and exits with status 2). The embedded default config (`load(None)`) is the seed 4-D Gaussian on the CPU.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from importlib import resources
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from sampler.config_kernel import (data_shape_problem, import_function, load_data, parse_kernel,
+                                   theta_count_problem)
+from sampler.config_schema import Config, ParamSpec, validate
+from sampler.config_yaml import ConfigError, parse_yaml, suggest
+
+__all__ = ["ConfigError", "Config", "Problem", "load", "build", "run_config", "default_config_text"]
+
+DEFAULT_CONFIG = "default_config.yaml"
+
+
+class Problem(NamedTuple):
+    """What a config builds: the objects the sampler needs plus what the plots and summary show."""
+    likelihood: object            # likelihoods.Likelihood
+    prior: object                 # sampler.priors.Prior
+    params: list
+    latex: dict
+    truths: dict | None
+    reference_logz: float | None
+
+
+def default_config_text() -> str:
+    return resources.files("sampler").joinpath(DEFAULT_CONFIG).read_text(encoding="utf-8")
+
+
+def load(path=None) -> Config:
+    """Read and validate a config file (`None`: the embedded default). Raises `ConfigError`."""
+    if path is None:
+        # The embedded default resolves relative paths (its output folder) against the working directory.
+        text, config_path = default_config_text(), Path.cwd() / "nestgrad-default.yaml"
+        display = f"<default config {DEFAULT_CONFIG}>"
+    else:
+        config_path = Path(path).resolve()
+        display = str(path)
+        if not config_path.is_file():
+            raise ConfigError(f"{path}: config file not found")
+        text = config_path.read_text(encoding="utf-8")
+    data, lines = parse_yaml(text, display)
+    config = validate(data, lines, config_path)
+    config = dataclasses.replace(config, path=Path(display) if path is None else config_path)
+    _check_hmc(config)
+    _check_likelihood(config)
+    return config
+
+
+def _check_hmc(config: Config) -> None:
+    from sampler.hmc import HMCSettings
+
+    for key, value in config.sampler.hmc.items():
+        if key not in HMCSettings._fields:
+            raise config.error(("sampler", "hmc", key), f"unknown HMC setting '{key}'"
+                               f"{suggest(key, HMCSettings._fields)}; settings: {', '.join(HMCSettings._fields)}")
+        default = HMCSettings._field_defaults[key]
+        if not (value is None and key == "n_steps") and (isinstance(value, bool) or
+                                                          not isinstance(value, (int, float))):
+            raise config.error(("sampler", "hmc", key), f"expected a number, got {value!r}")
+        if isinstance(default, int) and not isinstance(default, bool) and isinstance(value, float) \
+                and not value.is_integer():
+            raise config.error(("sampler", "hmc", key), f"expected an integer, got {value!r}")
+
+
+def _check_likelihood(config: Config) -> None:
+    """Checks that need the kernel or the built-in but no compilation."""
+    spec = config.likelihood
+    if spec.builtin is not None:
+        model = _builtin(config)  # name, options and parameter names
+        _prior(config, defaults=dict(model.priors))
+        return
+    file, function = spec.kernel
+    where = config.where("likelihood", "kernel")
+    _, use = parse_kernel(file, function, where)
+    names = [p.name for p in config.params]
+    problem = theta_count_problem(use, names)
+    if problem:
+        raise config.error(("params",), problem)
+    data_args = use.args[1:]
+    for key in spec.data:
+        if key not in data_args:
+            raise config.error(("likelihood", "data", key),
+                               f"'{key}' is not an argument of {function}{suggest(key, data_args)}; "
+                               f"its data arguments are: {', '.join(data_args) or 'none'}")
+    for arg in data_args:
+        if arg not in spec.data:
+            raise config.error(("likelihood", "data"), f"no data given for the kernel argument '{arg}' "
+                                                       f"(def {function}({', '.join(use.args)}))")
+    for key, value in spec.data.items():
+        try:
+            array = np.asarray(load_data(value))
+        except (ValueError, OSError) as error:
+            raise config.error(("likelihood", "data", key), f"cannot read {value}: {error}") from None
+        if not np.issubdtype(array.dtype, np.number):
+            raise config.error(("likelihood", "data", key), f"data must be numeric, got dtype {array.dtype}")
+        problem = data_shape_problem(use, key, array)
+        if problem:
+            raise config.error(("likelihood", "data", key), problem)
+    if spec.gradient is not None:
+        gfile, gfunction = spec.gradient
+        parse_kernel(gfile, gfunction, config.where("likelihood", "gradient"))
+    _prior(config)
+
+
+def _builtin(config: Config):
+    from likelihoods import builtin
+
+    spec = config.likelihood
+    names = list(builtin.names())
+    if spec.builtin not in names:
+        raise config.error(("likelihood", "builtin"),
+                           f"no built-in '{spec.builtin}'{suggest(spec.builtin, names)}; "
+                           f"built-ins: {', '.join(names)}")
+    try:
+        model = builtin.get(spec.builtin, **spec.options)
+    except (TypeError, ValueError) as error:
+        # name the offending option's key when the message mentions one
+        named = [key for key in spec.options if re.search(rf"\b{re.escape(key)}\b", str(error))]
+        raise config.error(("likelihood", "options", *named[:1]), str(error)) from None
+    for param in config.params:
+        if param.name not in model.params:
+            raise config.error(("params", param.name),
+                               f"'{param.name}' is not a parameter of built-in '{spec.builtin}'"
+                               f"{suggest(param.name, model.params)}; its parameters: {', '.join(model.params)}")
+    return model
+
+
+def _prior(config: Config, defaults: dict | None = None):
+    """The sampler's Prior; params without a prior take the built-in's default from `defaults`."""
+    from sampler import priors
+
+    distributions = {}
+    order = list(defaults) if defaults is not None else [p.name for p in config.params]
+    given = {p.name: p for p in config.params}
+    for name in order:
+        param = given.get(name)
+        try:
+            if param is None or param.family is None:
+                if defaults is None:
+                    raise config.error(("params", name, "prior"), "missing: e.g. `prior: uniform`")
+                distributions[name] = priors.make(*defaults[name])
+            else:
+                if param.family not in priors.FAMILIES:
+                    families = sorted({cls.family for cls in priors.FAMILIES.values()})
+                    raise config.error(("params", name, "prior"), f"unknown prior family '{param.family}'"
+                                       f"{suggest(param.family, families)}; families: {', '.join(families)}")
+                distributions[name] = priors.make(param.family, **param.args)
+        except priors.PriorError as error:
+            raise config.error(("params", name, "prior"), str(error)) from None
+    return priors.Prior(distributions)
+
+
+def build(config: Config) -> Problem:
+    """Construct the likelihood (compiles nothing yet: numba compiles on first call) and the prior."""
+    from likelihoods import Likelihood
+
+    spec = config.likelihood
+    if spec.builtin is not None:
+        model = _builtin(config)
+        prior = _prior(config, defaults=dict(model.priors))
+        overridden = any(p.family is not None and prior.to_spec()[p.name] != tuple(model.priors[p.name])
+                         for p in config.params)
+        # the built-in's reference evidence holds for its default priors only
+        reference = None if overridden else model.reference_logz
+        likelihood = _construct(config, lambda: model.likelihood(backend=config.backend, dtype=config.dtype))
+        params, truths = list(model.params), model.truths
+    else:
+        import ad
+
+        file, function = spec.kernel
+        fn = import_function(file, function, config.where("likelihood", "kernel"))
+        gradient = None
+        if spec.gradient is not None:
+            gradient = import_function(*spec.gradient, config.where("likelihood", "gradient"))
+        wrt = fn.__code__.co_varnames[0]
+        try:
+            ad.differentiate(fn, wrt=wrt)
+        except ad.KernelError as error:
+            raise config.error(("likelihood", "kernel"), f"the differentiator rejects this kernel:\n  {error}") from None
+        prior = _prior(config)
+        params = [p.name for p in config.params]
+        data = {key: load_data(value) for key, value in spec.data.items()}
+        likelihood = _construct(config, lambda: Likelihood(fn, params, data, backend=config.backend,
+                                                           dtype=config.dtype, gradient=gradient))
+        reference, truths = None, None
+    latex = {name: default_latex(name) for name in params}
+    latex.update({p.name: p.latex for p in config.params if p.latex})
+    return Problem(likelihood, prior, params, latex, truths, reference)
+
+
+def _construct(config: Config, make):
+    """Call a likelihood constructor; its data/shape complaints become config errors on `likelihood`."""
+    import ad
+
+    try:
+        return make()
+    except ad.KernelError as error:
+        raise config.error(("likelihood", "kernel"), f"the differentiator rejects this kernel:\n  {error}") from None
+    except (ValueError, TypeError, KeyError) as error:
+        # likelihoods.DataError carries the data key it is about; other complaints concern the likelihood
+        data_key = getattr(error, "key", None)
+        key = ("likelihood", "data", data_key) if data_key in config.likelihood.data else ("likelihood",)
+        raise config.error(key, str(error).strip("'\"")) from None
+
+
+_GREEK = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau upsilon "
+          "phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega").split()
+
+
+def default_latex(name: str) -> str:
+    """A LaTeX label from a parameter name: sigma1 -> \\sigma_{1}, log_A -> \\log A, x_3 -> x_{3}."""
+    match = re.fullmatch(r"([A-Za-z]+?)_?(\d+)?", name)
+    if not match:
+        return name.replace("_", r"\_")
+    stem, index = match.groups()
+    body = "\\" + stem if stem in _GREEK else stem
+    return f"{body}_{{{index}}}" if index else body
+
+
+def sampler_arguments(config: Config) -> tuple[dict, dict]:
+    """(NestedSampler keyword arguments, run keyword arguments) for the settings the config gives."""
+    s = config.sampler
+    init = {key: getattr(s, key) for key in ("nlive", "delete_fraction", "seed") if getattr(s, key) is not None}
+    if s.hmc:
+        init["hmc"] = dict(s.hmc)
+    run = {key: getattr(s, key) for key in ("dlogz", "max_iter", "max_nlike", "max_time", "checkpoint_every")
+           if getattr(s, key) is not None}
+    return init, run
+
+
+def run_config(path_or_config=None, *, outdir=None, resume=False, progress=False, plots=True):
+    """Run a config end to end: sample (checkpointing into the output folder), write the run folder and plots."""
+    from sampler.run_folder import write_run_folder
+
+    config = path_or_config if isinstance(path_or_config, Config) else load(path_or_config)
+    outdir = Path(outdir) if outdir is not None else config.output.dir
+    problem = build(config)
+    sampler = make_sampler(config, problem)
+    _, run = sampler_arguments(config)
+    outdir.mkdir(parents=True, exist_ok=True)
+    results = sampler.run(checkpoint=str(outdir / "checkpoint.npz"), resume=resume, progress=progress, **run)
+    finish_results(results, config, problem)
+    write_run_folder(results, outdir)
+    if plots and config.output.plots:
+        from sampler.plots import make_plots
+
+        make_plots(results, outdir, kinds=config.output.plots)
+    return results
+
+
+def make_sampler(config: Config, problem: Problem):
+    from sampler import NestedSampler
+
+    init, _ = sampler_arguments(config)
+    try:
+        return NestedSampler(problem.likelihood, problem.prior, backend=config.backend, name=config.name, **init)
+    except (TypeError, ValueError) as error:
+        text = str(error)
+        key = next(((k,) if k == "backend" else ("sampler", k) for k in ("backend", "hmc", "nlive",
+                    "delete_fraction", "seed") if k in text), ("sampler",))
+        raise config.error(key, text) from None
+
+
+def finish_results(results, config: Config, problem: Problem) -> None:
+    """Name, labels, truths and reference evidence from the config onto the sampler's Results."""
+    results.name = config.name
+    results.latex = dict(problem.latex)  # the config's labels (or ones derived from the names) win
+    if results.truths is None and problem.truths is not None:
+        results.truths = dict(problem.truths)
+    if results.reference_logz is None and problem.reference_logz is not None:
+        results.reference_logz = float(problem.reference_logz)
+    results.settings = {"config": str(config.path), "backend": config.backend, "dtype": config.dtype,
+                        **(results.settings or {})}

@@ -1,0 +1,285 @@
+"""The config schema: which keys exist, their types, their defaults, and the frozen dataclass tree.
+
+Structure only: this module checks keys and types and resolves relative paths. What needs the kernel or the
+built-in (parameter counts, data shapes, the differentiator) is checked in `sampler.config_kernel`.
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sampler.config_yaml import ConfigError, key_path, suggest
+
+BACKENDS = ("auto", "cpu", "gpu", "python")
+DTYPES = ("float64", "float32")
+PLOTS = ("corner", "run", "trace", "hmc", "gradient")
+
+TOP_KEYS = ("name", "likelihood", "params", "sampler", "backend", "dtype", "output")
+LIKELIHOOD_KEYS = ("kernel", "builtin", "options", "gradient", "data")
+SAMPLER_KEYS = {  # key -> (accepted Python types, description for messages)
+    "nlive": (int, "a positive integer"),
+    "dlogz": (float, "a positive number"),
+    "seed": (int, "an integer"),
+    "delete_fraction": (float, "a number in (0, 1)"),
+    "hmc": (dict, "a mapping of HMC settings"),
+    "max_iter": (int, "a positive integer"),
+    "max_nlike": (int, "a positive integer"),
+    "max_time": (float, "a positive number of seconds"),
+    "checkpoint_every": (float, "a positive number of seconds"),
+}
+OUTPUT_KEYS = ("dir", "plots")
+# Arguments of the prior families every user expects; other families the sampler offers are passed through
+# to `sampler.priors.make`, which names what it does not accept.
+PRIOR_ARGS = {
+    "uniform": ("low", "high"),
+    "loguniform": ("low", "high"),
+    "normal": ("mu", "sigma"),
+    "truncnormal": ("mu", "sigma", "low", "high"),
+}
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    name: str
+    family: str | None          # None: the built-in's default prior
+    args: dict                  # prior arguments by name, e.g. {"low": 0.0, "high": 1.0}
+    latex: str | None = None
+
+
+@dataclass(frozen=True)
+class LikelihoodSpec:
+    kernel: tuple[Path, str] | None = None     # (file, function)
+    builtin: str | None = None
+    options: dict = field(default_factory=dict)
+    gradient: tuple[Path, str] | None = None
+    data: dict = field(default_factory=dict)   # argument name -> str path (resolved) | number | list
+
+
+@dataclass(frozen=True)
+class SamplerSpec:
+    nlive: int | None = None                   # None everywhere: the sampler's own default
+    dlogz: float | None = None
+    seed: int | None = None
+    delete_fraction: float | None = None
+    hmc: dict = field(default_factory=dict)
+    max_iter: int | None = None
+    max_nlike: int | None = None
+    max_time: float | None = None
+    checkpoint_every: float | None = None
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    dir: Path
+    plots: tuple[str, ...] = PLOTS
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path                                 # the config file (or "<default>" for the embedded one)
+    name: str
+    likelihood: LikelihoodSpec
+    params: tuple[ParamSpec, ...]
+    sampler: SamplerSpec
+    backend: str = "auto"
+    dtype: str = "float64"
+    output: OutputSpec | None = None
+    lines: dict = field(default_factory=dict, compare=False, repr=False)  # key path -> YAML line
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    def where(self, *path) -> str:
+        """`file:line: key.path` for messages about a key (nearest enclosing key with a known line)."""
+        for end in range(len(path), -1, -1):
+            if path[:end] in self.lines:
+                return f"{self.path}:{self.lines[path[:end]]}: {key_path(path)}"
+        return f"{self.path}: {key_path(path)}"
+
+    def error(self, path, message) -> ConfigError:
+        return ConfigError(f"{self.where(*path)}: {message}")
+
+
+class _Checker:
+    """Key/type checks that all report `file:line: key.path: message`."""
+
+    def __init__(self, filename, lines):
+        self.filename, self.lines = filename, lines
+
+    def error(self, path, message) -> ConfigError:
+        for end in range(len(path), -1, -1):
+            if path[:end] in self.lines:
+                return ConfigError(f"{self.filename}:{self.lines[path[:end]]}: {key_path(path)}: {message}")
+        return ConfigError(f"{self.filename}: {key_path(path)}: {message}")
+
+    def mapping(self, value, path, allowed=None) -> dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.error(path, f"expected a mapping (key: value lines), got {_kind(value)}")
+        for key in value:
+            if not isinstance(key, str):
+                raise self.error(path + (key,), "keys must be names (text)")
+            if allowed is not None and key not in allowed:
+                raise self.error(path + (key,), f"unknown key '{key}'{suggest(key, allowed)}; "
+                                               f"valid keys: {', '.join(allowed)}")
+        return value
+
+    def text(self, value, path, choices=None) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(path, f"expected text, got {_kind(value)}")
+        if choices is not None and value not in choices:
+            raise self.error(path, f"'{value}' is not one of {', '.join(choices)}{suggest(value, choices)}")
+        return value
+
+    def number(self, value, path, kind=float, positive=False) -> float | int:
+        ok = isinstance(value, numbers.Integral if kind is int else numbers.Real) and not isinstance(value, bool)
+        if not ok:
+            what = "an integer" if kind is int else "a number"
+            raise self.error(path, f"expected {what}, got {_kind(value)}")
+        if positive and not value > 0:
+            raise self.error(path, f"must be positive, got {value}")
+        return kind(value)
+
+    def file_ref(self, value, path, folder: Path) -> tuple[Path, str]:
+        """'file.py:function' resolved against the config folder; the file must exist."""
+        text = self.text(value, path)
+        file_part, sep, function = text.rpartition(":")
+        if not sep or not file_part or not function.isidentifier():
+            raise self.error(path, f"expected 'file.py:function', got '{text}'")
+        file = (folder / file_part).resolve()
+        if not file.is_file():
+            raise self.error(path, f"kernel file not found: {file}")
+        return file, function
+
+
+def validate(data, lines, path: Path) -> Config:
+    """Structural validation of parsed YAML into a `Config` (paths resolved against the config's folder)."""
+    check = _Checker(str(path), lines)
+    top = check.mapping(data, (), TOP_KEYS)
+    folder = path.parent
+    name = check.text(top.get("name", path.stem), ("name",))
+    if any(c in name for c in "/\\ ") or name.startswith("."):
+        raise check.error(("name",), f"'{name}' is used as a file stem: no spaces, slashes or leading dot")
+
+    if "likelihood" not in top:
+        raise check.error(("likelihood",), "missing: give `kernel: file.py:function` or `builtin: name`")
+    lik = check.mapping(top["likelihood"], ("likelihood",), LIKELIHOOD_KEYS)
+    if ("kernel" in lik) == ("builtin" in lik):
+        raise check.error(("likelihood",), "give exactly one of `kernel: file.py:function` or `builtin: name`")
+    if "builtin" in lik and ("gradient" in lik or "data" in lik):
+        key = "gradient" if "gradient" in lik else "data"
+        raise check.error(("likelihood", key), "a built-in brings its own; use `options:` to configure it")
+    if "kernel" in lik and "options" in lik:
+        raise check.error(("likelihood", "options"), "`options` configure a built-in; a kernel takes `data`")
+    likelihood = LikelihoodSpec(
+        kernel=check.file_ref(lik["kernel"], ("likelihood", "kernel"), folder) if "kernel" in lik else None,
+        builtin=check.text(lik["builtin"], ("likelihood", "builtin")) if "builtin" in lik else None,
+        options=dict(check.mapping(lik.get("options"), ("likelihood", "options"))),
+        gradient=(check.file_ref(lik["gradient"], ("likelihood", "gradient"), folder)
+                  if "gradient" in lik else None),
+        data={key: _data_value(check, value, ("likelihood", "data", key), folder)
+              for key, value in check.mapping(lik.get("data"), ("likelihood", "data")).items()},
+    )
+
+    params_map = check.mapping(top.get("params"), ("params",))
+    if likelihood.kernel is not None and not params_map:
+        raise check.error(("params",), "missing: a kernel needs its parameters listed in theta order")
+    params = tuple(_param(check, key, value) for key, value in params_map.items())
+
+    sampler_map = check.mapping(top.get("sampler"), ("sampler",), tuple(SAMPLER_KEYS))
+    sampler_args = {}
+    for key, value in sampler_map.items():
+        kind, _ = SAMPLER_KEYS[key]
+        where = ("sampler", key)
+        if kind is dict:
+            sampler_args[key] = dict(check.mapping(value, where))
+        elif key == "seed":
+            sampler_args[key] = check.number(value, where, int)
+        else:
+            sampler_args[key] = check.number(value, where, kind, positive=True)
+    if "delete_fraction" in sampler_args and not sampler_args["delete_fraction"] < 1:
+        raise check.error(("sampler", "delete_fraction"), "must lie in (0, 1)")
+
+    out = check.mapping(top.get("output"), ("output",), OUTPUT_KEYS)
+    out_dir = (folder / check.text(out["dir"], ("output", "dir"))) if "dir" in out else (folder / "runs" / name)
+    plots = out.get("plots", list(PLOTS))
+    if not isinstance(plots, list):
+        raise check.error(("output", "plots"), f"expected a list such as [corner, run], got {_kind(plots)}")
+    plots = tuple(check.text(p, ("output", "plots", i), PLOTS) for i, p in enumerate(plots))
+
+    return Config(
+        path=path, name=name, likelihood=likelihood, params=params, sampler=SamplerSpec(**sampler_args),
+        backend=check.text(top.get("backend", "auto"), ("backend",), BACKENDS),
+        dtype=check.text(top.get("dtype", "float64"), ("dtype",), DTYPES),
+        output=OutputSpec(dir=out_dir.resolve(), plots=plots), lines=dict(lines),
+    )
+
+
+def _param(check: _Checker, name, spec) -> ParamSpec:
+    path = ("params", name)
+    if not str(name).isidentifier():
+        raise check.error(path, f"parameter names must be identifiers (letters, digits, _), got '{name}'")
+    spec = check.mapping(spec, path)
+    latex = check.text(spec["latex"], path + ("latex",)) if "latex" in spec else None
+    if "prior" not in spec:
+        if set(spec) - {"latex"}:
+            raise check.error(path + ("prior",), "missing: e.g. `prior: uniform` with `low:` and `high:`")
+        return ParamSpec(name=name, family=None, args={}, latex=latex)
+    family = check.text(spec["prior"], path + ("prior",)).lower()
+    args = {}
+    for key, value in spec.items():
+        if key in ("prior", "latex"):
+            continue
+        if family in PRIOR_ARGS and key not in PRIOR_ARGS[family]:
+            allowed = PRIOR_ARGS[family]
+            raise check.error(path + (key,), f"unknown argument '{key}' for a {family} prior"
+                                            f"{suggest(key, allowed)}; it takes {', '.join(allowed)}")
+        args[key] = check.number(value, path + (key,))
+    if family in PRIOR_ARGS:
+        missing = [a for a in PRIOR_ARGS[family] if a not in args]
+        if missing:
+            raise check.error(path + (missing[0],), f"missing: a {family} prior needs {', '.join(PRIOR_ARGS[family])}")
+        if "low" in args and "high" in args and not args["low"] < args["high"]:
+            raise check.error(path + ("high",), f"high ({args['high']}) must be greater than low ({args['low']})")
+        if family == "loguniform" and not args["low"] > 0:
+            raise check.error(path + ("low",), f"a loguniform prior needs low > 0, got {args['low']}")
+        if "sigma" in args and not args["sigma"] > 0:
+            raise check.error(path + ("sigma",), f"sigma must be positive, got {args['sigma']}")
+    return ParamSpec(name=name, family=family, args=args, latex=latex)
+
+
+def _data_value(check: _Checker, value, path, folder: Path):
+    """A data entry: a file path (resolved, must exist; 'file.npz:key' picks an array) or a number/list."""
+    if isinstance(value, bool):
+        raise check.error(path, "expected a file path, a number or a list of numbers, got a boolean")
+    if isinstance(value, numbers.Real) or isinstance(value, list):
+        return value
+    if not isinstance(value, str):
+        raise check.error(path, f"expected a file path, a number or a list, got {_kind(value)}")
+    file_part, sep, key = value.rpartition(":")
+    if sep and file_part.endswith(".npz"):
+        file, member = folder / file_part, key
+    else:
+        file, member = folder / value, None
+    if not file.is_file():
+        raise check.error(path, f"data file not found: {file.resolve()}")
+    if file.suffix not in (".npy", ".npz", ".csv", ".txt", ".dat"):
+        raise check.error(path, f"unsupported data file type '{file.suffix}': use .npy, .npz, .csv or .txt")
+    return f"{file.resolve()}:{member}" if member else str(file.resolve())
+
+
+def _kind(value) -> str:
+    if value is None:
+        return "nothing (empty value)"
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f"text '{value}'"
+    return f"{type(value).__name__} {value!r}"

@@ -1,0 +1,88 @@
+"""Diagnostic plots of a run, written as PNG and PDF into `<outdir>/plots/`.
+
+    make_plots(results, outdir, kinds=("corner", "run", "trace", "hmc", "gradient"))
+
+Each kind lives in its own module (`plots_corner`, `plots_run`, `plots_hmc`, `plots_gradient`); this module
+holds what they share: the matplotlib style, LaTeX labels, the -log X axis of the dead points, and saving.
+Only the Agg backend is used, so plotting works on headless machines and never opens a window.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+import numpy as np  # noqa: E402
+
+PLOT_KINDS = ("corner", "run", "trace", "hmc", "gradient")
+STYLE = {
+    "font.size": 10, "axes.labelsize": 11, "axes.titlesize": 10, "legend.fontsize": 9,
+    "xtick.labelsize": 9, "ytick.labelsize": 9, "figure.dpi": 100, "savefig.dpi": 150,
+    "axes.grid": True, "grid.alpha": 0.25, "axes.spines.top": False, "axes.spines.right": False,
+}
+POSTERIOR_COLOR, TRUTH_COLOR, REFERENCE_COLOR = "#1f4e99", "#d95f02", "#1b9e77"
+
+
+def make_plots(results, outdir, kinds=PLOT_KINDS) -> list[Path]:
+    """Make the requested plots; returns the PNG paths written (the PDFs sit next to them)."""
+    from sampler import plots_corner, plots_gradient, plots_hmc, plots_run
+
+    folder = Path(outdir) / "plots"
+    folder.mkdir(parents=True, exist_ok=True)
+    makers = {
+        "corner": lambda: plots_corner.corner_plot(results),
+        "run": lambda: plots_run.run_plot(results),
+        "trace": lambda: plots_run.trace_plot(results),
+        "hmc": lambda: plots_hmc.hmc_plot(results),
+        "gradient": lambda: plots_gradient.gradient_plot(plots_gradient.read_gradient_check(outdir)),
+    }
+    written = []
+    for kind in kinds:
+        if kind == "gradient" and not plots_gradient.has_gradient_check(outdir):
+            continue  # no check was run for this folder (`nestgrad run --no-check`)
+        if kind in ("hmc",) and not results.diagnostics:
+            continue  # a text-only run folder carries no per-iteration diagnostics
+        with plt.rc_context(STYLE):
+            figure = makers[kind]()
+            written.append(save_figure(figure, folder / f"{results.name}_{kind}"))
+    return written
+
+
+def save_figure(figure, stem: Path) -> Path:
+    png = stem.with_name(stem.name + ".png")
+    figure.savefig(png)
+    figure.savefig(stem.with_name(stem.name + ".pdf"))
+    plt.close(figure)
+    return png
+
+
+def label(results, name: str) -> str:
+    """Axis label: the parameter's LaTeX in math mode, or its plain name."""
+    latex = (results.latex or {}).get(name)
+    return f"${latex.strip('$')}$" if latex else name
+
+
+def minus_log_x(results) -> np.ndarray:
+    """E[-log X] at each dead point (sorted by logL, as the run folder stores them)."""
+    from sampler.evidence import live_counts
+
+    return np.cumsum(1.0 / live_counts(results.dead.logl, results.dead.logl_birth))
+
+
+def weighted_quantiles(values: np.ndarray, weights: np.ndarray, q) -> np.ndarray:
+    order = np.argsort(values)
+    cdf = np.cumsum(weights[order])
+    cdf /= cdf[-1]
+    return np.interp(q, cdf, values[order])
+
+
+def posterior_range(results, j: int, pad: float = 0.15) -> tuple[float, float]:
+    """A plotting range holding the posterior mass of parameter j (0.1%..99.9%), padded on both sides."""
+    lo, hi = weighted_quantiles(results.dead.theta[:, j], results.weights, [0.001, 0.999])
+    if results.truths and results.params[j] in results.truths:
+        truth = results.truths[results.params[j]]
+        lo, hi = min(lo, truth), max(hi, truth)
+    width = hi - lo if hi > lo else max(abs(lo), 1.0) * 1e-3
+    return lo - pad * width, hi + pad * width

@@ -1,0 +1,87 @@
+"""The gradient cross-check: saved as `gradient_check.json` in the run folder, and plotted per parameter.
+
+The plot shows, for every checked point and parameter, the relative error of the AD gradient (and of the
+analytic gradient, when the config gives one) against five-point finite differences, and of AD against the
+analytic gradient, on a log scale with the tolerances `Likelihood.check_gradient` applies.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from sampler.plots import POSTERIOR_COLOR, REFERENCE_COLOR, TRUTH_COLOR
+
+CHECK_JSON = "gradient_check.json"
+FLOOR = 1e-17   # relative errors of exactly zero are drawn here on the log axis
+
+
+def write_gradient_check(report, params, outdir) -> Path:
+    """Store the report's gradients (JSON: lists of floats; non-finite values as null)."""
+    from likelihoods.gradcheck import ANALYTIC_TOLERANCE, FD_TOLERANCE
+
+    def table(array):
+        if array is None:
+            return None
+        return [[float(v) if np.isfinite(v) else None for v in row] for row in np.atleast_2d(array)]
+
+    document = {
+        "params": list(params), "ok": bool(report.ok), "skipped": int(report.skipped),
+        "thetas": table(report.thetas), "values": [float(v) if np.isfinite(v) else None for v in report.values],
+        "ad": table(report.ad), "fd": table(report.fd), "analytic": table(report.analytic),
+        "fd_tolerance": FD_TOLERANCE, "analytic_tolerance": ANALYTIC_TOLERANCE,
+    }
+    path = Path(outdir) / CHECK_JSON
+    path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def has_gradient_check(outdir) -> bool:
+    return (Path(outdir) / CHECK_JSON).is_file()
+
+
+def read_gradient_check(outdir) -> dict:
+    document = json.loads((Path(outdir) / CHECK_JSON).read_text(encoding="utf-8"))
+    for key in ("thetas", "ad", "fd", "analytic"):
+        if document.get(key) is not None:
+            document[key] = np.array(document[key], dtype=float)  # null -> nan
+    return document
+
+
+def gradient_plot(check: dict):
+    from likelihoods.gradcheck import relative_error
+
+    params = check["params"]
+    d = len(params)
+    finite = np.all(np.isfinite(check["ad"]), axis=1) & np.all(np.isfinite(check["fd"]), axis=1)
+    ad, fd = check["ad"][finite], check["fd"][finite]
+    series = [("AD vs finite differences", relative_error(ad, fd), POSTERIOR_COLOR, "o")]
+    if check.get("analytic") is not None:
+        analytic = check["analytic"][finite]
+        series += [("analytic vs finite differences", relative_error(analytic, fd), TRUTH_COLOR, "^"),
+                   ("AD vs analytic", relative_error(ad, analytic), REFERENCE_COLOR, "s")]
+    figure, ax = plt.subplots(figsize=(max(5.0, 1.0 + 0.9 * d), 4.2), constrained_layout=True)
+    offsets = np.linspace(-0.2, 0.2, len(series)) if len(series) > 1 else [0.0]
+    rng = np.random.default_rng(0)
+    for (text, errors, color, marker), offset in zip(series, offsets):
+        for j in range(d):
+            jitter = offset + rng.uniform(-0.04, 0.04, errors.shape[0])
+            ax.scatter(j + jitter, np.maximum(errors[:, j], FLOOR), color=color, marker=marker, s=18,
+                       alpha=0.8, label=text if j == 0 else None)
+    ax.axhline(check["fd_tolerance"], color="0.3", ls="--", lw=0.9,
+               label=f"tolerance vs finite differences ({check['fd_tolerance']:g})")
+    if check.get("analytic") is not None:
+        ax.axhline(check["analytic_tolerance"], color="0.3", ls=":", lw=0.9,
+                   label=f"tolerance AD vs analytic ({check['analytic_tolerance']:g})")
+    ax.set_yscale("log")
+    ax.set_ylim(FLOOR / 3, 10.0)
+    ax.set_xticks(range(d))
+    ax.set_xticklabels(params, rotation=0 if d <= 8 else 45)
+    ax.set_xlim(-0.6, d - 0.4)
+    ax.set_ylabel("relative error per point")
+    verdict = "passed" if check["ok"] else "FAILED"
+    ax.set_title(f"gradient cross-check at {int(finite.sum())} prior draws: {verdict}")
+    ax.legend(loc="upper left", fontsize=8, ncol=1, framealpha=0.9)
+    return figure

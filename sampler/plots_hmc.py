@@ -1,0 +1,90 @@
+"""HMC diagnostics per iteration: step size, outside fraction, reflections per chain, evaluations.
+
+What to look for: the step size should shrink smoothly as the contour tightens; the outside fraction should
+settle near the tuning target; chains that make no reflections are not exploring the contour; evaluations
+per iteration grow when trajectories get longer.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from sampler.plots import POSTERIOR_COLOR, TRUTH_COLOR
+
+
+def hmc_plot(results):
+    diag = results.diagnostics
+    niter = len(np.asarray(diag.get("logl_star", diag.get("step_size", []))))
+    it = np.arange(1, niter + 1)
+    figure, axes = plt.subplots(2, 2, figsize=(10.0, 6.5), sharex=True, constrained_layout=True)
+
+    ax = axes[0, 0]
+    _series(ax, it, diag, "step_size", POSTERIOR_COLOR, "step size")
+    ax.set_yscale("log")
+    ax.set_ylabel("step size (unit cube)")
+
+    ax = axes[0, 1]
+    _series(ax, it, diag, "outside_fraction", TRUTH_COLOR, "outside fraction")
+    _series(ax, it, diag, "acceptance", POSTERIOR_COLOR, "moves accepted")
+    target = (results.settings or {}).get("hmc", {})
+    target = target.get("target_outside") if isinstance(target, dict) else None
+    if target is not None:
+        ax.axhline(float(target), color="0.3", lw=0.8, ls="--", label="tuning target")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel("fraction per iteration")
+    ax.legend(loc="best")
+
+    ax = axes[1, 0]
+    per_chain = np.asarray(diag.get("reflections_per_chain", []), dtype=float)
+    if per_chain.ndim == 2 and per_chain.shape[0] == niter and per_chain.shape[1] > 1:
+        lo, mid, hi = (running_median(q) for q in np.percentile(per_chain, [10, 50, 90], axis=1))
+        ax.fill_between(it, lo, hi, color=POSTERIOR_COLOR, alpha=0.3, lw=0, label="10-90% of chains")
+        ax.plot(it, mid, color=POSTERIOR_COLOR, lw=1.5, label="median chain")
+        ax.plot(it, running_median(per_chain.min(axis=1)), color="0.4", lw=0.8, ls=":",
+                label="least reflecting chain")
+    else:
+        _series(ax, it, diag, "reflections", POSTERIOR_COLOR, "mean per chain")
+    ax.set_ylabel("reflections per chain")
+    ax.set_xlabel("iteration")
+    ax.legend(loc="best")
+
+    ax = axes[1, 1]
+    _series(ax, it, diag, "nlike", POSTERIOR_COLOR, "likelihood values")
+    _series(ax, it, diag, "ngrad", TRUTH_COLOR, "gradients")
+    ax.set_ylabel("evaluations per iteration")
+    ax.set_xlabel("iteration")
+    counts = [np.asarray(line.get_ydata(), dtype=float) for line in ax.get_lines()]
+    if counts and min(c.min() for c in counts) > 0 and max(c.max() for c in counts) > 20 * min(c.min() for c in counts):
+        ax.set_yscale("log")  # only when the counts span more than a decade and a bit
+    ax.set_ylim(bottom=0 if ax.get_yscale() == "linear" else None)
+    ax.legend(loc="best")
+
+    settings = results.settings or {}
+    k = _chains(settings)
+    figure.suptitle(f"{results.name}: constrained HMC, nlive = {settings.get('nlive', '?')}"
+                    + (f", {k} chain{'s' if k > 1 else ''} per iteration" if k else "")
+                    + " (solid: running median)", fontsize=10)
+    return figure
+
+
+def _series(ax, it, diag, key, color, text):
+    """The raw per-iteration values (faint) and their running median (solid), which shows the trend."""
+    values = np.asarray(diag.get(key, []), dtype=float)
+    if values.ndim == 1 and values.size == it.size and values.size:
+        ax.plot(it, values, color=color, lw=0.6, alpha=0.3)
+        ax.plot(it, running_median(values), color=color, lw=1.5, label=text)
+
+
+def running_median(values, window=None):
+    window = window or max(1, values.size // 50)
+    if window == 1:
+        return values
+    padded = np.pad(values, (window // 2, window - 1 - window // 2), mode="edge")
+    return np.median(np.lib.stride_tricks.sliding_window_view(padded, window), axis=1)
+
+
+def _chains(settings) -> int | None:
+    nlive, fraction = settings.get("nlive"), settings.get("delete_fraction")
+    if nlive and fraction:
+        return max(1, int(round(nlive * fraction)))
+    return None

@@ -1,0 +1,41 @@
+"""Progress display: a tqdm bar on a terminal, silence otherwise (logs and CI stay clean)."""
+
+import sys
+import time
+
+
+class Progress:
+    """Shows iteration, logL*, logZ, remaining dlogz and evaluations per second when enabled and stderr is a
+    TTY. ``update`` is cheap when disabled, and the display is refreshed at most ten times a second."""
+
+    def __init__(self, enabled: bool, dlogz: float, stream=None):
+        stream = stream if stream is not None else sys.stderr
+        self.enabled = bool(enabled) and hasattr(stream, "isatty") and stream.isatty()
+        self.dlogz = dlogz
+        self._bar = None
+        self._last = 0.0
+        self._start = time.perf_counter()
+        if self.enabled:
+            try:
+                from tqdm import tqdm
+            except ImportError:  # tqdm is a dependency, but a missing bar must not stop a run
+                self.enabled = False
+                return
+            self._bar = tqdm(total=None, unit="it", file=stream, dynamic_ncols=True, leave=True)
+
+    def update(self, niter: int, logl_star: float, logz: float, logz_remain: float, nlike: int) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self._last < 0.1:
+            return
+        self._last = now
+        rate = nlike / max(now - self._start, 1e-9)
+        self._bar.n = niter
+        self._bar.set_postfix_str(f"logL*={logl_star:.4g} logZ={logz:.4g} "
+                                  f"dlogz={logz_remain:.3g}>{self.dlogz:g} {rate:.3g} evals/s", refresh=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

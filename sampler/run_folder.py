@@ -1,0 +1,265 @@
+"""The run folder: the files a finished (or resumed) run leaves behind.
+
+One small writer and one small reader per format, so that each file can be checked on its own:
+
+    <name>.txt                 PolyChord/getdist weighted chain: weight, -2 logL, params (max weight = 1)
+    <name>_dead-birth.txt      PolyChord dead points: params, logL, logL_birth (what anesthetic reads)
+    <name>_equal_weights.txt   equal-weight posterior samples: 1, -2 logL, params
+    <name>.paramnames          "name  latex" per line (getdist and anesthetic labels)
+    results.json               scalars, settings, package versions, params, latex, truths, reference logZ
+    diagnostics.npz            per-iteration diagnostics plus the arrays text cannot hold exactly
+                               (unit-cube coordinates, normalised weights, equal-weight samples)
+
+Floats are written with 17 significant digits, so reading the text back gives the same float64 values.
+No pickle anywhere: `np.load(..., allow_pickle=False)`.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+FLOAT_FMT = "%.17e"
+RESULTS_JSON = "results.json"
+DIAGNOSTICS_NPZ = "diagnostics.npz"
+# Arrays stored in diagnostics.npz next to the per-iteration diagnostics; diagnostics keys get a prefix so
+# that a diagnostic can never shadow one of these.
+_DIAG_PREFIX = "diag__"
+
+
+class RunFolderError(Exception):
+    """A run folder that is missing files or whose files disagree with each other."""
+
+
+# ----------------------------------------------------------------------------------------------- writing
+
+def write_run_folder(results, outdir) -> Path:
+    """Write every file of the run folder for `results` into `outdir` (created if needed); returns the folder."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    root = outdir / results.name
+    write_weighted_chain(results, _with_suffix(root, ".txt"))
+    write_dead_birth(results, _with_suffix(root, "_dead-birth.txt"))
+    write_equal_weights(results, _with_suffix(root, "_equal_weights.txt"))
+    write_paramnames(results, _with_suffix(root, ".paramnames"))
+    write_results_json(results, outdir / RESULTS_JSON)
+    write_diagnostics(results, outdir / DIAGNOSTICS_NPZ)
+    return outdir
+
+
+def write_weighted_chain(results, path) -> None:
+    """getdist/PolyChord `<name>.txt`: weight (scaled so the largest is 1), -2 logL, params."""
+    weights = np.asarray(results.weights, dtype=float)
+    scaled = weights / weights.max() if weights.size and weights.max() > 0 else weights
+    table = np.column_stack([scaled, -2.0 * results.dead.logl, results.dead.theta])
+    _atomic_savetxt(path, table)
+
+
+def write_dead_birth(results, path) -> None:
+    """PolyChord `<name>_dead-birth.txt`: params, logL, logL_birth (-inf for the initial prior draws)."""
+    dead = results.dead
+    table = np.column_stack([dead.theta, dead.logl, dead.logl_birth])
+    _atomic_savetxt(path, table)
+
+
+def write_equal_weights(results, path) -> None:
+    """PolyChord `<name>_equal_weights.txt`: 1, -2 logL, params for each equal-weight sample."""
+    samples = np.asarray(results.samples, dtype=float).reshape(-1, len(results.params))
+    logl = _logl_of_samples(samples, results.dead.theta, results.dead.logl)
+    table = np.column_stack([np.ones(len(samples)), -2.0 * logl, samples])
+    _atomic_savetxt(path, table)
+
+
+def write_paramnames(results, path) -> None:
+    """getdist `.paramnames`: one `name  latex` line per parameter, latex without dollar signs."""
+    lines = []
+    for name in results.params:
+        label = (results.latex or {}).get(name) or name
+        lines.append(f"{name}  {label.strip().strip('$')}\n")
+    _atomic_write_text(path, "".join(lines))
+
+
+def write_results_json(results, path) -> None:
+    """`results.json`: every scalar of Results, the settings, and the versions that produced them."""
+    document = {
+        "name": results.name,
+        "logz": float(results.logz),
+        "logz_err": float(results.logz_err),
+        "information": float(results.information),
+        "niter": int(results.niter),
+        "nlike": int(results.nlike),
+        "ngrad": int(results.ngrad),
+        "wall_time": float(results.wall_time),
+        "ndead": int(len(results.dead.logl)),
+        "nsamples": int(len(results.samples)),
+        "params": list(results.params),
+        "latex": dict(results.latex or {}),
+        "truths": None if results.truths is None else {k: float(v) for k, v in results.truths.items()},
+        "reference_logz": None if results.reference_logz is None else float(results.reference_logz),
+        "settings": results.settings,
+        "versions": package_versions(),
+    }
+    _atomic_write_text(path, json.dumps(_jsonable(document), indent=2, allow_nan=True) + "\n")
+
+
+def write_diagnostics(results, path) -> None:
+    """`diagnostics.npz`: per-iteration diagnostics and the arrays the text files cannot hold exactly."""
+    arrays = {
+        "dead_u": np.asarray(results.dead.u, dtype=float),
+        "weights": np.asarray(results.weights, dtype=float),
+        "samples": np.asarray(results.samples, dtype=float),
+    }
+    for key, value in (results.diagnostics or {}).items():
+        arrays[_DIAG_PREFIX + key] = np.asarray(value)
+    tmp = Path(str(path) + ".tmp.npz")
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+def package_versions() -> dict:
+    """Versions of nestgrad and of the packages whose numerics it depends on."""
+    versions = {"python": platform.python_version()}
+    for package in ("nestgrad", "numpy", "scipy", "numba", "numba-cuda", "cupy-cuda12x"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+# ----------------------------------------------------------------------------------------------- reading
+
+def read_run_folder(outdir):
+    """Read a run folder written by `write_run_folder` back into a `sampler.results.Results`."""
+    from sampler.results import DeadPoints, Results  # the sampler owns the class; imported late, no cycle
+
+    outdir = Path(outdir)
+    info = read_results_json(outdir / RESULTS_JSON)
+    name, params = info["name"], info["params"]
+    root = outdir / name
+    theta, logl, logl_birth = read_dead_birth(_with_suffix(root, "_dead-birth.txt"), len(params))
+    arrays, diagnostics = read_diagnostics(outdir / DIAGNOSTICS_NPZ)
+    dead_u = arrays.get("dead_u", np.full_like(theta, np.nan))
+    if dead_u.shape != theta.shape:
+        raise RunFolderError(f"{outdir / DIAGNOSTICS_NPZ}: dead_u has shape {dead_u.shape} but "
+                             f"{root}_dead-birth.txt has {theta.shape}; the files come from different runs")
+    weights = arrays.get("weights")
+    if weights is None:  # text-only folder: recover the normalised weights from the weighted chain
+        weights = read_weighted_chain(_with_suffix(root, ".txt"), len(params))[0]
+        weights = weights / weights.sum()
+    samples = arrays.get("samples")
+    if samples is None:
+        samples = read_equal_weights(_with_suffix(root, "_equal_weights.txt"), len(params))[1]
+    return Results(
+        name=name, params=list(params), latex=dict(info.get("latex") or {}),
+        logz=info["logz"], logz_err=info["logz_err"], information=info["information"],
+        niter=info["niter"], nlike=info["nlike"], ngrad=info["ngrad"], wall_time=info["wall_time"],
+        dead=DeadPoints(u=dead_u, theta=theta, logl=logl, logl_birth=logl_birth),
+        weights=weights, samples=samples, diagnostics=diagnostics, settings=info.get("settings") or {},
+        truths=info.get("truths"), reference_logz=info.get("reference_logz"),
+    )
+
+
+def read_results_json(path) -> dict:
+    if not Path(path).exists():
+        raise RunFolderError(f"{path}: not found; is this a nestgrad run folder?")
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def read_dead_birth(path, ndim: int):
+    table = _loadtxt(path, ndim + 2)
+    return table[:, :ndim], table[:, ndim], table[:, ndim + 1]
+
+
+def read_weighted_chain(path, ndim: int):
+    table = _loadtxt(path, ndim + 2)
+    return table[:, 0], table[:, 2:], -0.5 * table[:, 1]
+
+
+def read_equal_weights(path, ndim: int):
+    table = _loadtxt(path, ndim + 2)
+    return -0.5 * table[:, 1], table[:, 2:]
+
+
+def read_paramnames(path) -> tuple[list[str], dict[str, str]]:
+    names, latex = [], {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        name, _, label = line.strip().partition(" ")
+        names.append(name)
+        latex[name] = label.strip() or name
+    return names, latex
+
+
+def read_diagnostics(path) -> tuple[dict, dict]:
+    """(stored arrays, diagnostics dict); both empty when the file is absent (text-only folder)."""
+    if not Path(path).exists():
+        return {}, {}
+    arrays, diagnostics = {}, {}
+    with np.load(path, allow_pickle=False) as npz:
+        for key in npz.files:
+            if key.startswith(_DIAG_PREFIX):
+                diagnostics[key[len(_DIAG_PREFIX):]] = npz[key]
+            else:
+                arrays[key] = npz[key]
+    return arrays, diagnostics
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+
+def _with_suffix(root: Path, suffix: str) -> Path:
+    return root.parent / (root.name + suffix)
+
+
+def _loadtxt(path, ncols: int) -> np.ndarray:
+    if not Path(path).exists():
+        raise RunFolderError(f"{path}: not found")
+    table = np.loadtxt(path, ndmin=2)
+    if table.size == 0:
+        return np.zeros((0, ncols))
+    if table.shape[1] != ncols:
+        raise RunFolderError(f"{path}: {table.shape[1]} columns, expected {ncols}")
+    return table
+
+
+def _logl_of_samples(samples: np.ndarray, theta: np.ndarray, logl: np.ndarray) -> np.ndarray:
+    """logL of each equal-weight sample: samples are resampled dead points, so look each row up exactly."""
+    index = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(theta, dtype=float))}
+    found = [index.get(row.tobytes()) for row in np.ascontiguousarray(samples, dtype=float)]
+    return np.array([logl[i] if i is not None else np.nan for i in found], dtype=float)
+
+
+def _atomic_savetxt(path, table: np.ndarray) -> None:
+    tmp = Path(str(path) + ".tmp")
+    np.savetxt(tmp, np.atleast_2d(table), fmt=FLOAT_FMT)
+    os.replace(tmp, path)
+
+
+def _atomic_write_text(path, text: str) -> None:
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _jsonable(value):
+    """numpy scalars/arrays and tuples to plain JSON types; non-finite floats stay (JSON NaN/Infinity)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, float) and math.isnan(value):
+        return value
+    return value

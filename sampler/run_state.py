@@ -1,0 +1,87 @@
+"""``RunRecord``: what a run has accumulated besides the live state — dead points, counters, running evidence
+and per-iteration diagnostics — with an exact round trip through checkpoint arrays."""
+
+import numpy as np
+
+# Per-iteration scalar diagnostics, in the order they are stored.
+SCALAR_KEYS = ("logl_star", "step_size", "outside_fraction", "reflections", "acceptance", "nlike", "ngrad",
+               "nlive", "logz", "logz_remain")
+_INT_KEYS = {"nlike", "ngrad", "nlive"}
+
+
+class RunRecord:
+    def __init__(self, ndim, k):
+        self.ndim, self.k = ndim, k
+        self.dead = []           # list of (u, theta, logl, birth) chunks, in death order
+        self.diag = {key: [] for key in SCALAR_KEYS}
+        self.reflections_per_chain = []
+        self.niter = self.nlike = self.ngrad = 0
+        self.wall_time = 0.0
+        self.running_logz, self.running_log_x = -np.inf, 0.0
+        self.log_volume_offset = 0.0
+        self.initial_draws = 0
+
+    @classmethod
+    def start(cls, ndim, k, initial_draws, log_volume_offset):
+        rec = cls(ndim, k)
+        rec.nlike = rec.initial_draws = int(initial_draws)
+        rec.log_volume_offset = float(log_volume_offset)
+        return rec
+
+    def add(self, info, nlive, logz, logz_remain):
+        self.dead.append((info.dead_u, info.dead_theta, info.dead_logl, info.dead_birth))
+        self.niter += 1
+        self.nlike += info.nlike
+        self.ngrad += info.ngrad
+        values = (info.logl_star, info.step_size, info.outside_fraction, float(np.mean(info.reflections)),
+                  info.acceptance, info.nlike, info.ngrad, nlive, logz, logz_remain)
+        for key, value in zip(SCALAR_KEYS, values):
+            self.diag[key].append(value)
+        self.reflections_per_chain.append(info.reflections)
+
+    def last_remain(self):
+        return self.diag["logz_remain"][-1] if self.diag["logz_remain"] else float("inf")
+
+    def dead_arrays(self):
+        if not self.dead:
+            d = self.ndim
+            return np.empty((0, d)), np.empty((0, d)), np.empty(0), np.empty(0)
+        return tuple(np.concatenate([c[i] for c in self.dead]) for i in range(4))
+
+    def diagnostics(self) -> dict:
+        out = {key: np.asarray(self.diag[key], dtype=np.int64 if key in _INT_KEYS else np.float64)
+               for key in SCALAR_KEYS}
+        out["reflections_per_chain"] = (np.asarray(self.reflections_per_chain, dtype=np.int64)
+                                        if self.reflections_per_chain else np.empty((0, self.k), np.int64))
+        return out
+
+    # --- checkpoint round trip -------------------------------------------------------------------------------
+
+    def arrays(self) -> dict:
+        u, theta, logl, birth = self.dead_arrays()
+        out = {"dead_u": u, "dead_theta": theta, "dead_logl": logl, "dead_birth": birth}
+        out.update({f"diag_{k}": v for k, v in self.diagnostics().items()})
+        return out
+
+    def scalars(self) -> dict:
+        return {"ndim": self.ndim, "k": self.k, "niter": self.niter, "nlike": self.nlike, "ngrad": self.ngrad,
+                "wall_time": self.wall_time, "running_logz": repr(self.running_logz),
+                "running_log_x": repr(self.running_log_x), "log_volume_offset": repr(self.log_volume_offset),
+                "initial_draws": self.initial_draws}
+
+    @classmethod
+    def from_saved(cls, arrays, scalars):
+        rec = cls(int(scalars["ndim"]), int(scalars["k"]))
+        rec.niter, rec.nlike, rec.ngrad = int(scalars["niter"]), int(scalars["nlike"]), int(scalars["ngrad"])
+        rec.wall_time = float(scalars["wall_time"])
+        # Floats travel as repr strings so that -inf and every bit of the running sums come back exactly.
+        rec.running_logz = float(scalars["running_logz"])
+        rec.running_log_x = float(scalars["running_log_x"])
+        rec.log_volume_offset = float(scalars["log_volume_offset"])
+        rec.initial_draws = int(scalars["initial_draws"])
+        if arrays["dead_logl"].size:
+            rec.dead.append(tuple(arrays[f"dead_{f}"] for f in ("u", "theta", "logl", "birth")))
+        for key in SCALAR_KEYS:
+            rec.diag[key] = list(arrays[f"diag_{key}"])
+        rec.reflections_per_chain = list(arrays["diag_reflections_per_chain"])
+        return rec

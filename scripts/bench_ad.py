@@ -1,0 +1,334 @@
+"""Benchmark of the differentiator: generated gradients vs hand-written numba vs JAX, side by side in one process.
+
+    python scripts/bench_ad.py            # full run (minutes; run it on a quiet machine)
+    python scripts/bench_ad.py --quick    # smoke run: B=1024, N=100 only, few repeats
+    python scripts/bench_ad.py --write    # also put the tables into docs/benchmarks.md (between the bench_ad markers)
+
+Sections: (1) Poisson log-pmf, N=1000, float64, per call; (2) batched 4-parameter Gaussian, numba prange over the
+batch, float32/float64; (3) allocations per call after warm-up and compile times (cold, and cached in a fresh
+process). Every implementation's output is compared with the hand-written kernel before it is timed.
+"""
+import os
+
+os.environ.setdefault("NUMBA_NRT_STATS", "1")  # numba only counts its allocations when this is set before import
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+import ad  # noqa: E402
+from handwritten_kernels import (FASTMATH, gauss4d, make_gauss4d_kernels,  # noqa: E402
+                                 make_poisson_value_and_grad, poisson_logpmf)
+
+TARGETS = {"vg_vs_hand": 1.2, "grad_vs_primal": 0.6, "cached_compile_s": 0.5}
+
+
+def median_seconds(call, repeats, inner=1):
+    """Median over ``repeats`` of the time per call, each repeat timing ``inner`` calls; one warm-up repeat."""
+    call()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(inner):
+            call()
+        times.append((time.perf_counter() - start) / inner)
+    return float(np.median(times))
+
+
+def max_rel_diff(a, b):
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(np.max(np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), 1e-30)))
+
+
+def load_jax():
+    try:
+        import jax
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+# ---------------------------------------------------------------- 1. Poisson, per call
+
+def jax_poisson(jax):
+    jnp, gammaln = jax.numpy, jax.scipy.special.gammaln
+
+    def logpmf(theta, c):
+        lam = theta[0]
+        return jnp.sum(c * jnp.log(lam) - lam - gammaln(c + 1.0))
+
+    return jax.jit(jax.value_and_grad(logpmf)), jax.jit(jax.grad(logpmf))
+
+
+def bench_poisson(opts, jax):
+    n = 1000
+    c = np.random.default_rng(2).poisson(4.0, n).astype(np.float64)
+    theta = np.array([3.6])
+    d = ad.differentiate(poisson_logpmf)
+    jitted = d.jit()
+    primal = numba.njit(poisson_logpmf)
+    hand = make_poisson_value_and_grad()
+    g_ad, g_hand, g_only = np.zeros(1), np.zeros(1), np.zeros(1)
+    v_hand = hand(theta, c, g_hand)
+    v_ad = jitted.value_and_grad(theta, c, g_ad)
+    jitted.grad(theta, c, g_only)
+    checks = {"AD value_and_grad": max_rel_diff([v_ad, g_ad[0]], [v_hand, g_hand[0]]),
+              "AD grad": max_rel_diff(g_only, g_hand), "primal": max_rel_diff(primal(theta, c), v_hand)}
+
+    inner = 20 if opts.quick else 200
+    rows = [("primal (njit of the plain kernel)", median_seconds(lambda: primal(theta, c), opts.repeats, inner)),
+            ("AD value_and_grad (d.jit())",
+             median_seconds(lambda: jitted.value_and_grad(theta, c, g_ad), opts.repeats, inner)),
+            ("AD grad (d.jit())", median_seconds(lambda: jitted.grad(theta, c, g_only), opts.repeats, inner)),
+            ("hand-written value+grad (njit)", median_seconds(lambda: hand(theta, c, g_hand), opts.repeats, inner))]
+    if jax is not None:
+        vg, gr = jax_poisson(jax)
+        jt, jc = jax.numpy.asarray(theta), jax.numpy.asarray(c)
+        v_jax, g_jax = vg(jt, jc)
+        checks["JAX value_and_grad"] = max_rel_diff([float(v_jax), float(g_jax[0])], [v_hand, g_hand[0]])
+        rows.append(("JAX jit(value_and_grad)",
+                     median_seconds(lambda: vg(jt, jc)[1].block_until_ready(), opts.repeats, inner)))
+        rows.append(("JAX jit(grad)", median_seconds(lambda: gr(jt, jc).block_until_ready(), opts.repeats, inner)))
+    t = dict(rows)
+    lines = ["| implementation | µs / call |", "|---|---:|"]
+    lines += [f"| {name} | {sec * 1e6:.2f} |" for name, sec in rows]
+    if jax is None:
+        lines.append("| JAX | not installed |")
+    vg_ratio = t["AD value_and_grad (d.jit())"] / t["hand-written value+grad (njit)"]
+    grad_ratio = t["AD grad (d.jit())"] / t["primal (njit of the plain kernel)"]
+    lines += ["", "| ratio | measured | target |", "|---|---:|---:|",
+              f"| AD v+g / hand-written v+g | {vg_ratio:.2f} | ≤ {TARGETS['vg_vs_hand']} |",
+              f"| AD grad / primal | {grad_ratio:.2f} | ≤ {TARGETS['grad_vs_primal']} |",
+              "", "Agreement with the hand-written kernel (max relative difference): "
+              + ", ".join(f"{k} {v:.1e}" for k, v in checks.items())]
+    return lines, (d, jitted, theta, c)
+
+
+# ---------------------------------------------------------------- 2. batched Gaussian
+
+def make_batch_loops(jitted):
+    value, raw_vg = jitted.value, jitted.raw_value_and_grad
+
+    @numba.njit(parallel=True, fastmath=FASTMATH)
+    def batch_value(thetas, x, out):
+        for b in numba.prange(thetas.shape[0]):
+            out[b] = value(thetas[b], x)
+
+    @numba.njit(parallel=True, fastmath=FASTMATH)
+    def batch_value_and_grad(thetas, x, out, grad_out, scratch):
+        for b in numba.prange(thetas.shape[0]):
+            out[b] = raw_vg(thetas[b], x, grad_out[b], scratch[b])
+
+    return batch_value, batch_value_and_grad
+
+
+def jax_gauss4d(jax):
+    jnp = jax.numpy
+
+    def logl(theta, x):
+        d1 = (x[0] - theta[0]) / theta[2]
+        d2 = (x[1] - theta[1]) / theta[3]
+        n = x.shape[1]
+        return (-0.5 * jnp.sum(d1 * d1 + d2 * d2) - n * (jnp.log(theta[2]) + jnp.log(theta[3]))
+                - n * np.log(2.0 * np.pi))
+
+    return jax.jit(jax.vmap(jax.value_and_grad(logl), in_axes=(0, None)))
+
+
+def gauss_problem(batch, n, dtype):
+    rng = np.random.default_rng(7)
+    x = np.stack([rng.normal(0.4, 0.1, n), rng.normal(0.6, 0.15, n)]).astype(dtype)
+    thetas = np.column_stack([rng.uniform(0.3, 0.5, batch), rng.uniform(0.5, 0.7, batch),
+                              rng.uniform(0.08, 0.15, batch), rng.uniform(0.1, 0.2, batch)]).astype(dtype)
+    return thetas, x
+
+
+def bench_gauss(opts, jax):
+    d = ad.differentiate(gauss4d)
+    sizes = [(1024, 100)] if opts.quick else [(1024, 100), (1024, 1000), (65536, 100), (65536, 1000)]
+    jax_vg = jax_gauss4d(jax) if jax is not None else None
+    lines = [f"Numba fastmath flags for all numba columns: `{sorted(FASTMATH)}`; times in ms per batched call.", "",
+             "| dtype | B | N | primal | AD v+g | hand v+g | JAX vmap(v+g) | AD / hand | max rel diff AD vs hand |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    kept = None
+    for dtype in ("float32", "float64"):
+        jitted = d.jit(fastmath=FASTMATH, dtype=dtype)
+        batch_value, batch_ad = make_batch_loops(jitted)
+        _, batch_hand = make_gauss4d_kernels(dtype)
+        for batch, n in sizes:
+            thetas, x = gauss_problem(batch, n, dtype)
+            out, grad = np.empty(batch, dtype), np.empty((batch, 4), dtype)
+            out_h, grad_h = np.empty(batch, dtype), np.empty((batch, 4), dtype)
+            scratch = np.empty((batch, d.scratch_size(thetas[0], x)), dtype)
+            batch_ad(thetas, x, out, grad, scratch)
+            batch_hand(thetas, x, out_h, grad_h)
+            agree = max(max_rel_diff(out, out_h), max_rel_diff(grad, grad_h))
+            repeats = max(3, opts.repeats // (4 if batch * n > 1e7 else 1))
+            t_primal = median_seconds(lambda: batch_value(thetas, x, out), repeats)
+            t_ad = median_seconds(lambda: batch_ad(thetas, x, out, grad, scratch), repeats)
+            t_hand = median_seconds(lambda: batch_hand(thetas, x, out_h, grad_h), repeats)
+            t_jax = "not installed"
+            if jax_vg is not None:
+                jt, jx = jax.numpy.asarray(thetas), jax.numpy.asarray(x)
+                t_jax = f"{median_seconds(lambda: jax_vg(jt, jx)[1].block_until_ready(), min(repeats, 3)) * 1e3:.3f}"
+            lines.append(f"| {dtype} | {batch} | {n} | {t_primal * 1e3:.3f} | {t_ad * 1e3:.3f} | "
+                         f"{t_hand * 1e3:.3f} | {t_jax} | {t_ad / t_hand:.2f} | {agree:.1e} |")
+            kept = (batch_ad, thetas, x, out, grad, scratch)
+    lines += ["", f"Target: AD v+g / hand ≤ {TARGETS['vg_vs_hand']}."]
+    return lines, kept
+
+
+# ---------------------------------------------------------------- 3. allocations and compile times
+
+def nrt_allocations():
+    return numba.core.runtime.rtsys.get_allocation_stats().alloc
+
+
+def make_repeat_loop(fn):
+    @numba.njit
+    def repeat(count, args):
+        for _ in range(count):
+            fn(*args)
+
+    return repeat
+
+
+def allocations_per_call(fn, args, calls):
+    """(numba allocations per call inside compiled code, net Python bytes per call from Python), after warm-up.
+
+    A call from Python boxes each array argument (one numba allocation each), so the compiled-code figure is
+    the difference between running 1 + ``calls`` and 1 call inside an njit loop: only the kernel's own.
+    """
+    repeat = make_repeat_loop(fn)
+    repeat(1, args)
+    start = nrt_allocations()
+    repeat(1, args)
+    one = nrt_allocations()
+    repeat(1 + calls, args)
+    inside = ((nrt_allocations() - one) - (one - start)) / calls
+    fn(*args)
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for _ in range(calls):
+        fn(*args)
+    from_python = (tracemalloc.get_traced_memory()[0] - before) / calls
+    tracemalloc.stop()
+    return inside, from_python
+
+
+COMPILE_SCRIPT = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + "/scripts")
+import numpy as np, numba, ad
+from handwritten_kernels import poisson_logpmf
+c = np.arange(50, dtype=np.float64) % 7
+start = time.perf_counter()
+jitted = ad.differentiate(poisson_logpmf).jit()
+jitted.value_and_grad(np.array([3.6]), c, np.zeros(1))
+jitted.grad(np.array([3.6]), c, np.zeros(1))
+print(json.dumps({"seconds": time.perf_counter() - start}))
+"""
+
+
+def compile_seconds(cache_dir):
+    env = dict(os.environ, NESTGRAD_CACHE_DIR=str(cache_dir), PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-c", COMPILE_SCRIPT, str(REPO)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"compile-time subprocess failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def bench_allocations_and_compile(poisson_state, gauss_state):
+    d, jitted, theta, c = poisson_state
+    grad = np.zeros(1)
+    rows = [("Poisson AD value_and_grad", allocations_per_call(jitted.value_and_grad, (theta, c, grad), 2000)),
+            ("Poisson AD grad", allocations_per_call(jitted.grad, (theta, c, grad), 2000))]
+    if gauss_state is not None:
+        batch_ad, thetas, x, out, g, scratch = gauss_state
+        rows.append((f"Gaussian AD batched v+g (B={thetas.shape[0]}, N={x.shape[1]}, {x.dtype})",
+                     allocations_per_call(batch_ad, (thetas, x, out, g, scratch), 20)))
+    lines = ["| call (after warm-up) | numba allocations / call, inside compiled code | "
+             "Python bytes / call from Python (tracemalloc, net) |", "|---|---:|---:|"]
+    lines += [f"| {name} | {nrt:g} | {py:g} |" for name, (nrt, py) in rows]
+    lines += ["", "Target: zero allocations per call.", ""]
+    with tempfile.TemporaryDirectory(prefix="nestgrad-bench-cache-") as cache:
+        cold, cached = compile_seconds(cache), compile_seconds(cache)
+    lines += ["| compile (Poisson: differentiate + jit + first calls of value_and_grad and grad) | seconds |",
+              "|---|---:|", f"| first, empty cache (fresh process) | {cold:.2f} |",
+              f"| cached (another fresh process, same `$NESTGRAD_CACHE_DIR`) | {cached:.2f} |",
+              "", f"Target: cached compile ≤ {TARGETS['cached_compile_s']} s."]
+    return lines
+
+
+# ---------------------------------------------------------------- report
+
+def machine_description(jax):
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions = (f"Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
+                f"JAX {jax.__version__ if jax is not None else 'not installed'}")
+    return f"{cpu}, {os.cpu_count()} logical cores, {platform.system()} {platform.release()}; {versions}"
+
+
+def write_section(path, text, start="<!-- bench_ad:start -->", end="<!-- bench_ad:end -->"):
+    """Replace what lies between the markers (creating the file or the section if missing), keep the rest."""
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    if start in old and end in old:
+        head, rest = old.split(start, 1)
+        tail = rest.split(end, 1)[1]
+        new = f"{head}{start}\n{text}\n{end}{tail}"
+    else:
+        new = f"{old.rstrip()}\n\n## Differentiator (`scripts/bench_ad.py`)\n\n{start}\n{text}\n{end}\n"
+    path.write_text(new)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: B=1024, N=100 only, few repeats")
+    parser.add_argument("--write", action="store_true", help="write the tables into docs/benchmarks.md")
+    parser.add_argument("--repeats", type=int, default=None, help="timed repeats per figure (default 20, quick 3)")
+    parser.add_argument("--no-jax", action="store_true", help="leave JAX out even when it is installed")
+    opts = parser.parse_args(argv)
+    opts.repeats = opts.repeats or (3 if opts.quick else 20)
+    jax = None if opts.no_jax else load_jax()
+
+    command = "python scripts/bench_ad.py" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    header = [f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC with `{command}`"
+              + (" (quick smoke run: not for quoting)" if opts.quick else "") + ".",
+              f"Machine: {machine_description(jax)}.", f"Medians over {opts.repeats} repeats after a warm-up call.", ""]
+    poisson_lines, poisson_state = bench_poisson(opts, jax)
+    gauss_lines, gauss_state = bench_gauss(opts, jax)
+    text = "\n".join(header + ["### Poisson log-pmf, N=1000, float64 (`lgamma` in the kernel)", ""] + poisson_lines
+                     + ["", "### Batched 4-parameter Gaussian (numba prange over the batch)", ""] + gauss_lines
+                     + ["", "### Allocations and compile time", ""]
+                     + bench_allocations_and_compile(poisson_state, gauss_state))
+    print(text)
+    if opts.write:
+        write_section(REPO / "docs" / "benchmarks.md", text)
+        print(f"\nwritten to {REPO / 'docs' / 'benchmarks.md'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Generated CUDA device functions type-check for a real GPU: ``numba.cuda.compile_ptx(..., cc=(9, 0))``.
+
+The CUDA simulator does not type-check (it runs plain Python), so this is the test that the emitted device
+code is valid numba-cuda. It needs no GPU and no driver because the device functions are self-contained.
+Every kernel: value, raw_value_and_grad and raw_grad in float64; float32 on the CUDA subset (all kernels with
+``-m slow``).
+"""
+import numba
+import numpy as np
+import pytest
+from numba import cuda
+
+import ad
+import ad_test_kernels as corpus
+from ad_test_kernels import numerics as nm
+
+CC = (9, 0)
+_derivatives = {}
+
+
+def _derivative(case):
+    if case.name not in _derivatives:
+        _derivatives[case.name] = ad.differentiate(case.fn, wrt=case.wrt[0] if len(case.wrt) == 1 else case.wrt)
+    return _derivatives[case.name]
+
+
+def python_function(device_function):
+    """The plain Python function behind a numba.cuda device function (what compile_ptx takes)."""
+    fn = getattr(device_function, "py_func", None)
+    assert fn is not None, f"{device_function!r} exposes no .py_func"
+    return fn
+
+
+def _check_ptx(case, dtype):
+    d = _derivative(case)
+    dev = d.cuda(dtype=dtype)
+    args = nm.to_dtype(case.args(), np.dtype(dtype))
+    positions = nm.active_positions(case.fn, case.wrt)
+    arg_types = tuple(numba.typeof(a) for a in args)
+    grad_types = tuple(numba.typeof(args[k]) for k in positions)
+    scratch_type = numba.typeof(np.zeros(1, dtype=dtype))
+    signatures = {
+        "value": (arg_types, numba.types.Float),
+        "raw_value_and_grad": (arg_types + grad_types + (scratch_type,), numba.types.Float),
+        "raw_grad": (arg_types + grad_types + (scratch_type,), numba.types.NoneType),
+    }
+    results = {}
+    for name, (types, want_kind) in signatures.items():
+        ptx, result = cuda.compile_ptx(python_function(getattr(dev, name)), types, device=True, cc=CC)
+        assert ".func" in ptx, f"{case.name}.{name}: no device function in the PTX"
+        assert isinstance(result, want_kind), f"{case.name}.{name} ({dtype}) returns {result}"
+        results[name] = result
+    return results
+
+
+@pytest.mark.parametrize("case", corpus.CASES, ids=lambda c: c.name)
+def test_device_functions_compile_to_ptx_float64(case):
+    _check_ptx(case, "float64")
+
+
+@pytest.mark.parametrize("case", [c for c in corpus.CASES if c.cuda], ids=lambda c: c.name)
+def test_device_functions_compile_to_ptx_float32(case):
+    _check_ptx(case, "float32")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [c for c in corpus.CASES if not c.cuda], ids=lambda c: c.name)
+def test_device_functions_compile_to_ptx_float32_all(case):
+    _check_ptx(case, "float32")
+
+
+def test_float32_build_computes_in_float32():
+    """A float32 build that silently promotes to float64 (e.g. through float64 literals) loses the GPU speed."""
+    results = _check_ptx(corpus.BY_NAME["gauss4d"], "float32")
+    assert results["value"] == numba.float32, results
+    assert results["raw_value_and_grad"] == numba.float32, results
+
+
+def test_cuda_source_is_exposed():
+    d = _derivative(corpus.BY_NAME["gauss4d"])
+    source = d.cuda().source
+    assert isinstance(source, str) and "def " in source

@@ -1,0 +1,169 @@
+"""Every class of config mistake gives ONE message naming the key (and YAML line), exit status 2, no traceback."""
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sampler.cli import main
+from sampler.config import ConfigError, load
+
+REPO = Path(__file__).resolve().parents[2]
+
+KERNEL = '''\
+import math
+
+
+def model(theta, x):
+    mu, sigma = theta[0], theta[1]
+    total = 0.0
+    for i in range(x.shape[1]):
+        d = (x[0, i] - mu) / sigma
+        total += -0.5 * d * d - math.log(sigma)
+    return total
+'''
+
+GOOD = '''\
+name: demo
+likelihood:
+  kernel: kernel.py:model
+  data:
+    x: x.npy
+params:
+  mu: {prior: uniform, low: 0.0, high: 1.0}
+  sigma: {prior: loguniform, low: 0.01, high: 1.0}
+sampler:
+  nlive: 50
+  seed: 1
+backend: cpu
+'''
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / "kernel.py").write_text(KERNEL)
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(0.5, 0.1, (1, 20)))
+    return tmp_path
+
+
+def write(folder, text, name="config.yaml"):
+    path = folder / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def line_of(text, marker):
+    return next(i for i, line in enumerate(text.splitlines(), 1) if marker in line)
+
+
+def test_good_config_loads(folder):
+    config = load(write(folder, GOOD))
+    assert [p.name for p in config.params] == ["mu", "sigma"]
+    assert config.likelihood.kernel == ((folder / "kernel.py").resolve(), "model")
+    assert config.output.dir == (folder / "runs" / "demo").resolve()
+
+
+# (description, edit of GOOD: (old, new), key path in the message, marker of the line, extra text expected)
+CASES = [
+    ("unknown top-level key", ("sampler:", "samplr:"), "samplr", "samplr:", "did you mean 'sampler'"),
+    ("unknown sampler key", ("nlive: 50", "nlife: 50"), "sampler.nlife", "nlife", "did you mean 'nlive'"),
+    ("wrong type", ("nlive: 50", "nlive: many"), "sampler.nlive", "nlive", "expected an integer"),
+    ("negative number", ("nlive: 50", "nlive: -5"), "sampler.nlive", "nlive", "must be positive"),
+    ("prior argument type", ("high: 1.0}\n  sigma", "high: abc}\n  sigma"), "params.mu.high", "mu:", "number"),
+    ("prior argument name", ("low: 0.01, high", "lo: 0.01, high"), "params.sigma.lo", "sigma:", "did you mean 'low'"),
+    ("prior bounds", ("low: 0.0, high: 1.0", "low: 2.0, high: 1.0"), "params.mu.high", "mu:", "greater than low"),
+    ("prior family", ("prior: uniform", "prior: unifrom"), "params.mu.prior", "mu:", "did you mean 'uniform'"),
+    ("missing kernel file", ("kernel.py:model", "nokernel.py:model"), "likelihood.kernel", "kernel:", "not found"),
+    ("missing kernel function", ("kernel.py:model", "kernel.py:modle"), "likelihood.kernel", "kernel:",
+     "did you mean 'model'"),
+    ("kernel reference form", ("kernel.py:model", "kernel.py"), "likelihood.kernel", "kernel:", "file.py:function"),
+    ("missing data file", ("x: x.npy", "x: y.npy"), "likelihood.data.x", "x: ", "not found"),
+    ("data key not an argument", ("x: x.npy", "x: x.npy\n    z: 1.0"), "likelihood.data.z", "z: 1.0",
+     "not an argument"),
+    ("data missing for an argument", ("  data:\n    x: x.npy\n", ""), "likelihood.data", "likelihood:",
+     "no data given for the kernel argument 'x'"),
+    ("too few params", ("  sigma: {prior: loguniform, low: 0.01, high: 1.0}\n", ""), "params", "params:",
+     "theta[1]"),
+    ("too many params", ("sampler:", "  tau: {prior: uniform, low: 0, high: 1}\nsampler:"), "params", "params:",
+     "unused: tau"),
+    ("duplicate key", ("  seed: 1", "  seed: 1\n  seed: 2"), "sampler.seed", "seed: 2", "duplicate"),
+    ("unknown plot", ("backend: cpu", "backend: cpu\noutput: {plots: [corner, trace, cornr]}"),
+     "output.plots[2]", "output:", "did you mean 'corner'"),
+    ("bad backend", ("backend: cpu", "backend: cuda"), "backend", "backend:", "auto, cpu, gpu, python"),
+    ("unknown hmc setting", ("  seed: 1", "  seed: 1\n  hmc: {n_step: 10}"), "sampler.hmc.n_step", "hmc:",
+     "did you mean 'n_steps'"),
+    ("kernel and builtin", ("  kernel: kernel.py:model", "  builtin: gaussian4d\n  kernel: kernel.py:model"),
+     "likelihood", "likelihood:", "exactly one"),
+    ("yaml syntax", ("  nlive: 50", "  nlive: [50"), None, None, "invalid YAML"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_config_error_names_key_and_line(folder, case, capsys):
+    _, (old, new), key, marker, expected = case
+    assert old in GOOD
+    text = GOOD.replace(old, new, 1)
+    path = write(folder, text)
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    message = str(info.value)
+    assert message.startswith(str(path)), message
+    assert expected in message, message
+    if key is not None:
+        assert f": {key}:" in message, message
+        assert f"{path}:{line_of(text, marker)}:" in message, message
+    # the CLI prints the same single message and exits with status 2
+    assert main(["run", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("nestgrad: error:") == 1 and "Traceback" not in err and expected in err
+
+
+def test_kernel_syntax_error_names_kernel_line(folder):
+    (folder / "kernel.py").write_text(KERNEL.replace("total = 0.0", "total = = 0.0"))
+    with pytest.raises(ConfigError) as info:
+        load(write(folder, GOOD))
+    assert "likelihood.kernel" in str(info.value)
+    assert f"{(folder / 'kernel.py').resolve()}:6:" in str(info.value)
+    assert "syntax error" in str(info.value)
+
+
+@pytest.mark.parametrize("data, expected", [
+    (np.zeros(20), "indexes 'x' with 2 indices"),
+    (np.zeros((0, 20)), "reads index 0 on axis 0"),
+])
+def test_data_shape_errors_name_data_key_and_kernel_line(folder, data, expected):
+    np.save(folder / "x.npy", data)
+    with pytest.raises(ConfigError) as info:
+        load(write(folder, GOOD))
+    message = str(info.value)
+    assert "likelihood.data.x" in message and expected in message, message
+    assert f"{(folder / 'kernel.py').resolve()}:8:" in message, message
+
+
+def test_npz_member_and_text_data(folder):
+    np.savez(folder / "d.npz", obs=np.ones((1, 5)))
+    load(write(folder, GOOD.replace("x: x.npy", "x: d.npz:obs")))
+    with pytest.raises(ConfigError, match="no array 'ob'.*did you mean 'obs'"):
+        load(write(folder, GOOD.replace("x: x.npy", "x: d.npz:ob")))
+    (folder / "x.csv").write_text("1.0,2.0,3.0\n")
+    with pytest.raises(ConfigError, match="indexes 'x' with 2 indices"):
+        load(write(folder, GOOD.replace("x: x.npy", "x: x.csv")))  # one csv row reads as 1-D
+
+
+def test_missing_config_file_exits_2_without_traceback(tmp_path):
+    """Through the real entry point (python -m sampler), as a user would see it."""
+    proc = subprocess.run([sys.executable, "-m", "sampler", "run", str(tmp_path / "nope.yaml")],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "nope.yaml: config file not found" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_subprocess_config_error_exit_2(folder):
+    path = write(folder, GOOD.replace("nlive: 50", "nlive: fifty"))
+    proc = subprocess.run([sys.executable, "-m", "sampler", "check", str(path)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{path}:{line_of(GOOD, 'nlive')}: sampler.nlive: expected an integer" in proc.stderr
+    assert "Traceback" not in proc.stderr

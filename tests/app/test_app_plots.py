@@ -1,0 +1,67 @@
+"""Plots are produced from a run folder, in PNG and PDF, and are not blank."""
+import matplotlib.image
+import numpy as np
+import pytest
+
+from app_synthetic import gaussian_run
+from sampler.cli import main
+from sampler.plots import make_plots
+from sampler.plots_gradient import write_gradient_check
+from sampler.run_folder import read_run_folder, write_run_folder
+
+
+def assert_real_image(png, min_kb=20):
+    assert png.stat().st_size > min_kb * 1024, f"{png} is suspiciously small"
+    assert png.with_suffix(".pdf").stat().st_size > 5 * 1024
+    pixels = matplotlib.image.imread(png)[..., :3]
+    ink = np.mean(np.any(pixels < 0.9, axis=-1))
+    assert 0.02 < ink < 0.9, f"{png}: {ink:.1%} of the pixels are drawn on"
+    assert pixels.std() > 0.05
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    run = gaussian_run(d=5, nlive=60, seed=5, name="plotme")  # 5 > 4: two-column trace plot
+    folder = write_run_folder(run, tmp_path_factory.mktemp("plots") / "run")
+    return folder
+
+
+def test_every_plot_kind(folder):
+    from likelihoods.gradcheck import GradientReport
+
+    rng = np.random.default_rng(0)
+    params = [f"x{j}" for j in range(5)]
+    fd = rng.normal(size=(6, 5))
+    report = GradientReport.build(params, rng.uniform(size=(6, 5)), np.zeros(6),
+                                  fd * (1 + 1e-11), fd * (1 + 1e-9 * rng.normal(size=(6, 5))), fd.copy())
+    write_gradient_check(report, params, folder)
+    written = make_plots(read_run_folder(folder), folder)
+    assert sorted(p.name for p in written) == sorted(f"plotme_{k}.png"
+                                                     for k in ("corner", "run", "trace", "hmc", "gradient"))
+    for png in written:
+        assert_real_image(png)
+
+
+def test_plot_command_remakes_plots(folder, capsys):
+    for png in (folder / "plots").glob("*"):
+        png.unlink()
+    assert main(["plot", str(folder), "--kinds", "corner", "run"]) == 0
+    out = capsys.readouterr().out
+    assert "plotme_corner.png" in out and "plotme_run.png" in out
+    assert_real_image(folder / "plots" / "plotme_corner.png")
+    assert not (folder / "plots" / "plotme_trace.png").exists()
+
+
+def test_plot_command_errors(tmp_path, capsys):
+    assert main(["plot", str(tmp_path)]) == 2
+    assert "results.json: not found" in capsys.readouterr().err
+    assert main(["plot", str(tmp_path), "--kinds", "cornr"]) == 2
+    assert "unknown plot 'cornr'" in capsys.readouterr().err
+
+
+def test_many_parameters_stay_readable(tmp_path):
+    """A 12-parameter run: the corner plot shows the first 10 (a 12x12 grid would be unreadable)."""
+    run = gaussian_run(d=12, nlive=40, seed=1, name="wide", stop_dlogz=0.5)
+    (png,) = make_plots(run, tmp_path, kinds=("corner",))
+    assert_real_image(png)
+    assert matplotlib.image.imread(png).shape[0] < 3500

@@ -1,0 +1,121 @@
+"""Built-in problems: registry, reference log-evidences against independent values, analytic gradients.
+
+None of these needs ``ad``: the references are checked against literature values or a brute-force grid
+(a different method from the module's own), and the analytic gradients against finite differences.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import gammaln, logsumexp
+
+from likelihoods import builtin
+from likelihoods.gradcheck import finite_difference, relative_error
+
+ALL = builtin.names()
+
+
+def test_names_lists_every_required_problem():
+    required = {"gaussian4d", "poisson_rates", "gaussian", "gaussian_shells", "rosenbrock", "eggbox",
+                "linear_regression", "student_t", "negative_binomial"}
+    assert required <= set(ALL)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_record_is_consistent(name):
+    b = builtin.get(name)
+    assert b.name == name
+    assert set(b.priors) == set(b.params) and len(b.params) == b.ndim
+    assert b.kernel.__code__.co_varnames[1:b.kernel.__code__.co_argcount] == tuple(b.data)
+    draws = b.sample_prior(64, np.random.default_rng(1))
+    values = np.array([b.kernel(t, *b.data.values()) for t in draws])
+    assert np.isfinite(values).any()
+    if b.truths is not None:
+        assert list(b.truths) == list(b.params)
+
+
+def test_unknown_name_and_option_are_named():
+    with pytest.raises(ValueError, match="nosuch"):
+        builtin.get("nosuch")
+    with pytest.raises(ValueError, match="bogus"):
+        builtin.get("gaussian4d", bogus=3)
+
+
+def test_data_generation_is_seeded():
+    a, b, c = (builtin.get("gaussian4d", seed=s).data["x"] for s in (3, 3, 4))
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_analytic_gradient_matches_finite_differences(name):
+    b = builtin.get(name)
+    thetas = b.sample_prior(12, np.random.default_rng(2))
+    consts = tuple(b.data.values())
+    fd = np.array([finite_difference(b.kernel, t, consts) for t in thetas])
+    analytic = np.empty_like(thetas)
+    for t, row in zip(thetas, analytic):
+        b.gradient(t, *consts, row)
+    assert relative_error(analytic, fd).max() < 1e-6
+
+
+@pytest.mark.parametrize("ndim,expected", [(2, -1.746), (5, -5.674), (10, -14.590)])
+def test_gaussian_shells_logz_matches_literature(ndim, expected):
+    assert abs(builtin.get("gaussian_shells", ndim=ndim).reference_logz - expected) < 1e-3
+
+
+def test_rosenbrock_and_eggbox_logz_match_literature():
+    assert abs(builtin.get("rosenbrock").reference_logz - (-6.472)) < 1e-3
+    assert abs(builtin.get("eggbox").reference_logz - 235.856) < 1e-3
+
+
+def test_gaussian4d_logz_against_a_grid():
+    b = builtin.get("gaussian4d", n=30, seed=5)
+    x = b.data["x"]
+    total = 0.0
+    for row in x:  # the likelihood and prior factorise over the two rows
+        mu, s = np.linspace(0.0, 1.0, 1501), np.linspace(0.01, 0.5, 1501)
+        m, sg = np.meshgrid(mu, s, indexing="ij")
+        ll = sum(-0.5 * ((xi - m) / sg) ** 2 for xi in row) - row.size * np.log(sg) \
+            - 0.5 * row.size * math.log(2 * math.pi)
+        total += logsumexp(ll) + math.log(mu[1] - mu[0]) + math.log(s[1] - s[0]) - math.log(0.49)
+    assert abs(total - b.reference_logz) < 0.01
+
+
+def test_poisson_logz_against_quadrature_per_bin():
+    from scipy import integrate
+
+    for prior in ("uniform", "loguniform"):
+        b = builtin.get("poisson_rates", bins=3, prior=prior, seed=1)
+        total = 0.0
+        for k, p in zip(b.data["counts"], b.params):
+            family, lo, hi = b.priors[p]
+            density = (lambda r: 1 / (hi - lo)) if family == "uniform" else (lambda r: 1 / (r * math.log(hi / lo)))
+            f = lambda r: math.exp(k * math.log(r) - r - gammaln(k + 1)) * density(r) if r > 0 else 0.0
+            value, _ = integrate.quad(f, lo, hi, points=[max(k, lo * 1.01)], limit=200, epsrel=1e-10)
+            total += math.log(value)
+        assert abs(total - b.reference_logz) < 1e-6
+
+
+def test_linear_regression_logz_against_a_grid():
+    b = builtin.get("linear_regression", n=20, seed=3)
+    slope, intercept = b.truths["slope"], b.truths["intercept"]
+    axes = [np.linspace(slope - 0.2, slope + 0.2, 121), np.linspace(intercept - 1.2, intercept + 1.2, 121),
+            np.exp(np.linspace(math.log(0.1), math.log(1.5), 121))]
+    # the sigma axis is uniform in log sigma: integrate in t = log sigma with the loguniform prior density
+    mesh = np.meshgrid(*axes, indexing="ij")
+    points = np.stack([m.ravel() for m in mesh], axis=1)
+    values = np.array([b.kernel(p, *b.data.values()) for p in points])
+    dt = math.log(axes[2][1] / axes[2][0])
+    logz = (logsumexp(values) + math.log(axes[0][1] - axes[0][0]) + math.log(axes[1][1] - axes[1][0]) + math.log(dt)
+            - math.log(100.0) - math.log(math.log(1000.0)))
+    assert abs(logz - b.reference_logz) < 0.01
+
+
+def test_correlated_gaussian_logz_is_the_box_mass():
+    b = builtin.get("gaussian", ndim=3, rho=0.6, sigma=0.3)
+    rng = np.random.default_rng(0)
+    cov = np.linalg.inv(b.data["icov"])
+    draws = rng.multivariate_normal(b.data["mean"], cov, size=400_000)
+    mass = np.mean(np.all((draws > 0) & (draws < 1), axis=1))
+    assert abs(math.log(mass) - b.reference_logz) < 0.01
