@@ -130,7 +130,7 @@ def check_gradient(fn, theta, *consts, analytic=None, wrt="theta", rtol=1e-6, st
         derivative = differentiate(fn, wrt=wrt)
 
     rel_step = _DEFAULT_REL_STEP if step is None else step
-    value = float(fn(*args))
+    value = _evaluate(fn, args, "at the given point")
     fds, noises = zip(*(_fd(fn, args, k, rel_step, value) for k in active))
     fd, noise = np.concatenate(fds), np.concatenate(noises)
 
@@ -170,7 +170,7 @@ def _fd(fn, args, k, rel_step, value=None):
     """Gradient w.r.t. ``args[k]`` and the rounding-noise level of each component."""
     x = args[k]
     if value is None:
-        value = float(fn(*args))
+        value = _evaluate(fn, args, "at the given point")
     grad = np.empty(x.size)
     noise = np.empty(x.size)
     for i in range(x.size):
@@ -191,12 +191,15 @@ def _shifted(fn, args, k, i, delta):
     x.flat[i] += delta
     shifted = list(args)
     shifted[k] = x
+    return _evaluate(fn, shifted, f"with parameter {i} shifted by {delta:+.3g} to {x.flat[i]!r}")
+
+
+def _evaluate(fn, args, where):
     try:
-        return float(fn(*shifted))
+        return float(fn(*args))
     except (ValueError, ZeroDivisionError, OverflowError) as exc:
-        raise ValueError(f"check_gradient: the kernel failed at parameter {i} shifted by {delta:+.3g} to "
-                         f"{x.flat[i]!r} ({exc}); check at a point further from the edge of its domain, "
-                         f"or pass a smaller step=") from None
+        raise ValueError(f"check_gradient: the kernel {_fn_name(fn)} failed {where} ({exc}); check at a point "
+                         f"further from the edge of its domain, or pass a smaller step=") from None
 
 
 def _analytic_gradient(analytic, args, active):
@@ -212,7 +215,14 @@ def _analytic_gradient(analytic, args, active):
 
 
 def _float64_args(theta, consts, active):
+    """Copies in float64: active arguments as 1-D arrays, and floating-point data too, because under numpy's
+    promotion rules a float32 array element times a Python float stays float32 and would spoil the differences."""
     args = [theta, *consts]
+    for k, arg in enumerate(args):
+        if isinstance(arg, np.ndarray) and np.issubdtype(arg.dtype, np.floating):
+            args[k] = arg.astype(np.float64)
+        elif isinstance(arg, np.floating):
+            args[k] = float(arg)
     for k in active:
         x = np.array(args[k], dtype=np.float64)  # a copy: the check never writes into the caller's arrays
         if x.ndim != 1:

@@ -103,7 +103,7 @@ class Emitter:
         if s.counter is None and not s.reverse:
             parts = [self.opnd(s.start), self.opnd(s.stop), self.opnd(s.step)]
             if parts[2] == "1":
-                parts = parts[1:] if parts[0] == "0" else parts[:2]
+                parts = [parts[1]] if parts[0] == "0" else parts[:2]
             self.w(ind, f"for {s.var} in range({', '.join(parts)}):")
         else:
             k = s.counter

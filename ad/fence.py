@@ -9,7 +9,7 @@ import ast
 from .errors import Where
 
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
-_AUGOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+_AUGOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
 _UNARY = (ast.USub, ast.UAdd, ast.Not)
 
 _STATEMENT_ADVICE = {
@@ -85,7 +85,7 @@ class _Checker:
         elif isinstance(s, ast.AugAssign):
             self.target(s.target, s.value, aug=True)
             if not isinstance(s.op, _AUGOPS):
-                self.fail(s, f"augmented assignment `{_opname(s.op)}=` is not supported: use += -= *= /=")
+                self.fail(s, f"augmented assignment `{_opname(s.op)}=` is not supported: use += -= *= /= **= //= %=")
             self.expr(s.value)
         elif isinstance(s, ast.For):
             if not isinstance(s.target, ast.Name):

@@ -166,3 +166,28 @@ def rename(stmts, mapping):
         else:
             out.append(s)
     return out
+
+
+def rename_all(stmts, mapping):
+    """Like ``rename`` but also renames assigned names and gradient values (a private copy of a computation)."""
+    def r(o):
+        return mapping.get(o, o) if is_var(o) else o
+
+    out = []
+    for s in stmts:
+        if isinstance(s, Assign):
+            out.append(Assign(r(s.dst), s.op, [r(a) for a in s.args], s.fn, s.pos))
+        elif isinstance(s, If):
+            out.append(If(r(s.cond), rename_all(s.then, mapping), rename_all(s.orelse, mapping), s.pos))
+        elif isinstance(s, For):
+            out.append(For(s.var, r(s.start), r(s.stop), r(s.step), rename_all(s.body, mapping), s.pos, s.counter,
+                           s.reverse, s.loop_id))
+        elif isinstance(s, RuleCall):
+            out.append(RuleCall(r(s.dst), s.rule, [r(a) for a in s.args], rename_all(s.body, mapping), s.pos))
+        elif isinstance(s, GradAdd):
+            out.append(GradAdd(s.grad, [r(i) for i in s.index], r(s.value)))
+        elif isinstance(s, Store):
+            out.append(Store(r(s.index), r(s.value)))
+        else:
+            out.append(s)
+    return out

@@ -15,7 +15,7 @@ from typing import List
 
 from . import dce
 from .errors import UnsupportedError
-from .ir import Assign, Const, For, assigned, is_var
+from .ir import Assign, Const, For, RuleCall, is_var, walk
 
 REDUCTION = "independent-iteration reduction"
 CARRIED = "loop-carried state"
@@ -36,11 +36,27 @@ class LoopInfo:
     depth: int = 0
 
 
-def needed_carried(loop, replay, reverse_body, adjoint_names):
-    """Carried values the reverse body reads before the replay recomputes them."""
+def assignment_counts(stmts):
+    """How many statements assign each variable (loop variables included)."""
+    counts = {}
+    for s in walk(stmts):
+        names = [s.dst] if isinstance(s, (Assign, RuleCall)) else ([s.var] if isinstance(s, For) else [])
+        for n in names:
+            counts[n] = counts.get(n, 0) + 1
+    return counts
+
+
+def carried_names(loop, function_counts):
+    """Variables assigned in the loop body and also before it: the values one iteration hands the next."""
+    inner = assignment_counts(loop.body)
+    return {v for v, n in inner.items() if function_counts.get(v, 0) > n}
+
+
+def needed_carried(loop, replay, reverse_body, adjoint_names, function_counts):
+    """Carried values the reverse body reads before the replay recomputes them (liveness is path-insensitive,
+    so this may over-approximate -- storing too much is safe, storing too little is not possible)."""
     live = dce.live_in(list(replay) + list(reverse_body), set(adjoint_names))
-    carried = assigned(loop.body) - {loop.var}
-    return sorted(live & carried)
+    return sorted(live & carried_names(loop, function_counts))
 
 
 def bounds_prelude(loop, producers, toplevel, filename, arg_names):

@@ -10,6 +10,7 @@ import ast
 import builtins
 import math
 import numbers
+import sys
 import types as pytypes
 
 import numpy as np
@@ -96,7 +97,9 @@ class _Lowerer:
         if isinstance(s, ast.Assign):
             target = s.targets[0]
             if isinstance(target, ast.Name):
-                self.bind(target.id, self.expr(s.value), s)
+                mark = len(self.out)
+                value = self.expr(s.value)
+                self.bind(target.id, self.named(value, target.id, mark), s)
             else:
                 names = [e.id for e in target.elts]
                 if isinstance(s.value, ast.Tuple):
@@ -121,6 +124,15 @@ class _Lowerer:
             pass
         else:  # the fence lets nothing else through
             raise self.unsupported(s, f"`{type(s).__name__}` is not supported")
+
+    def named(self, value, name, mark):
+        """Give the temporary that holds a just-computed value the user's name (readable generated code)."""
+        if is_var(value) and len(self.out) > mark:
+            last = self.out[-1]
+            if isinstance(last, Assign) and last.dst == value and value not in self.ctx.arg_names:
+                last.dst = self.fresh(name)
+                return last.dst
+        return value
 
     def bind(self, name, value, node):
         if name in self.ctx.arg_names and not self.prefix and self.env.get(name) == name \
@@ -365,10 +377,11 @@ class _Lowerer:
         return self.assign(e, "index", [arr] + indices, hint=arr)
 
     def note_ndim(self, node, arr, ndim, min_ndim=None):
-        known = self.ctx.array_ndim.get(arr)
-        if ndim is None:
+        known = self.ctx.array_ndim.get(arr, -1)
+        if ndim is None:  # only its shape is read: an array of unknown rank
+            self.ctx.array_ndim.setdefault(arr, -1)
             return
-        if known is not None and known != ndim:
+        if known != -1 and known != ndim:
             raise self.err(node, f"array {arr!r} is indexed with {ndim} indices here but {known} elsewhere")
         self.ctx.array_ndim[arr] = ndim
 
@@ -403,7 +416,7 @@ class _Lowerer:
             if math_name == "pow":
                 return self.assign(e, "pow", args)
             return self.assign(e, "call", args, fn=math_name)
-        if isinstance(fn, pytypes.FunctionType):
+        if isinstance(fn, pytypes.FunctionType) and _inlinable(fn):
             rule = rules.lookup(fn)
             if rule is not None:
                 return self.rule_call(e, fn, rule, args)
@@ -531,6 +544,18 @@ def _assigned_names(stmts):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
     return names
+
+
+def _inlinable(fn):
+    """User code and ad.special are inlined; library functions (numpy, scipy, the standard library) are not:
+    their bodies are outside the kernel subset, so they need a rule instead."""
+    top = (getattr(fn, "__module__", None) or "").split(".")[0]
+    if top == "ad" or fn in rules._USER_RULES:
+        return True
+    return top not in _LIBRARIES and top not in getattr(sys, "stdlib_module_names", ())
+
+
+_LIBRARIES = {"numpy", "scipy", "numba", "jax", "torch", "cupy", "sympy", "pandas"}
 
 
 def _math_name(fn):

@@ -9,6 +9,7 @@ from . import activity as activity_pass
 from . import dce, types
 from .emit import function_source
 from .errors import KernelError
+from .hoist import hoist
 from .ir import Assign, Return, is_var, rename
 from .lower import lower_function
 from .reverse import Reverse
@@ -60,6 +61,8 @@ def compile_kernel(src, wrt="theta"):
                 raise KernelError(f"active argument {w!r} must be a 1-D float array indexed as {w}[i]",
                                   src.filename, where_line, src.node.col_offset + 1)
             tinfo.arrays[w] = 1
+        elif nd == -1:
+            tinfo.arrays[w] = 1
         elif nd != 1:
             raise KernelError(f"active argument {w!r} must be a 1-D array, but it is indexed with {nd} indices",
                               src.filename, where_line, src.node.col_offset + 1)
@@ -77,11 +80,13 @@ def compile_kernel(src, wrt="theta"):
     if is_var(ret):
         ret = mapping.get(ret, ret)
     body = dce.eliminate(body, {ret} if is_var(ret) else set())
+    body = hoist(body)
     tinfo = types.infer(body, src.arg_names, tinfo.arrays, src.filename)
     act = activity_pass.analyse(body, ret, wrt, tinfo)
 
     rev = Reverse(body, ret, act, tinfo, ctx, wrt, src.filename)
-    vg = dce.eliminate(rev.program(with_value=True) + [Return(ret)], set())
+    vg = rev.program(with_value=True)
+    vg = dce.eliminate(vg + [Return(rev.value_name or ret)], set())
     gr = dce.eliminate(rev.program(with_value=False), set())
     size_ir, size_ret = rev.scratch_size_program()
     value_ir = body + [Return(ret)]

@@ -7,9 +7,9 @@ adjoint statements.  A loop whose reverse body needs the values carried in from 
 (``loops.CARRIED``) stores them in ``scratch`` during the forward run that precedes its reverse and reads them
 back at the start of each reverse iteration.  Branches replay their recomputed predicate.
 """
-from . import loops, rules
+from . import fusion, loops, rules
 from .errors import UnsupportedError
-from .ir import Assign, Const, For, GradAdd, If, RuleCall, Store, ZeroGrad, is_var, walk
+from .ir import Assign, Const, For, GradAdd, If, RuleCall, Store, ZeroGrad, is_var, rename_all, walk
 from .lower import lower_partials, lower_template
 
 ZERO = Const(0.0)
@@ -38,6 +38,7 @@ class Reverse:
         self.info = {}      # loop_id -> LoopInfo
         self.producers = {s.dst: s for s in walk(body) if isinstance(s, Assign)}
         self.toplevel = loops.toplevel_defs(body)
+        self.counts = loops.assignment_counts(body)
         self._number_loops(body, 0)
         self._classify(body)
 
@@ -70,10 +71,10 @@ class Reverse:
             elif isinstance(s, For):
                 self._classify(s.body)
                 info = self.info[s.loop_id]
-                replay = self.forward(s.body)
+                replay = self.replay(s)
                 rev = self.reverse_block(s.body)
                 all_adjoints = set(self.adj.values()) | set(self.grad_names.values())
-                needed = loops.needed_carried(s, replay, rev, all_adjoints)
+                needed = loops.needed_carried(s, replay, rev, all_adjoints, self.counts)
                 if needed:
                     info.klass = loops.CARRIED
                     info.stored = needed
@@ -96,7 +97,8 @@ class Reverse:
             elif isinstance(s, For) and self.info[s.loop_id].klass == loops.CARRIED:
                 info = self.info[s.loop_id]
                 counter = self.fresh(f"k{s.loop_id}")
-                stores, slots = [], self._slots(info, counter, stores)
+                stores = []
+                slots = self._slots(info, counter, stores)
                 for var, slot in zip(info.stored, slots):
                     stores.append(Store(slot, var))
                 out.append(For(s.var, s.start, s.stop, s.step, stores + list(s.body), s.pos, counter=counter,
@@ -104,6 +106,13 @@ class Reverse:
             else:
                 out.append(s)
         return out
+
+    def replay(self, loop):
+        """The loop body as recomputed inside the reverse sweep: without the copies that hand the carried values
+        to the next iteration, so the carried names keep the values this iteration started with."""
+        carried = loops.carried_names(loop, self.counts)
+        body = [s for s in loop.body if not (isinstance(s, Assign) and s.dst in carried)]
+        return self.forward(body)
 
     def _slots(self, info, counter, out):
         """Scratch indices ``offset + counter * m + j`` for the stored values of one iteration."""
@@ -138,13 +147,15 @@ class Reverse:
 
     def reverse_loop(self, s, out):
         info = self.info[s.loop_id]
+        if info.fused:
+            return  # its adjoint work ran inside the forward pass; the accumulators' adjoints pass through
         counter = self.fresh(f"k{s.loop_id}")
         head = []
         if info.klass == loops.CARRIED:
             slots = self._slots(info, counter, head)
             for var, slot in zip(info.stored, slots):
                 head.append(Assign(var, "load", [slot]))
-        body = head + self.forward(s.body) + self.reverse_block(s.body)
+        body = head + self.replay(s) + self.reverse_block(s.body)
         out.append(For(s.var, s.start, s.stop, s.step, body, s.pos, counter=counter, reverse=True,
                        loop_id=s.loop_id))
 
@@ -223,6 +234,51 @@ class Reverse:
                 self.accumulate(x, self.scaled(vb, p, out), out)
         out.append(Assign(vb, "copy", [ZERO]))
 
+    # ---- fusion of reduction loops with their reverse ----------------------------------------------
+    def fusion_plan(self):
+        """Decide which top-level reduction loops run their adjoint inside the forward pass."""
+        self.fused_code = {}
+        available = set(self.ctx.arg_names)
+        for p, s in enumerate(self.body):
+            if isinstance(s, Assign):
+                available.add(s.dst)
+            if not isinstance(s, For):
+                continue
+            carried = loops.carried_names(s, self.counts)
+            active = sorted(v for v in carried if self.act.is_active(v))
+            info = self.info[s.loop_id]
+            available |= carried
+            if info.klass != loops.REDUCTION or not active:
+                continue
+            if not fusion.pure_sum_carried(s, carried, self.act.active):
+                continue
+            seed = []
+            if self.act.is_active(self.ret):
+                seed = [Assign(self.adjoint(self.ret), "copy", [ONE])]
+            after = seed + self.reverse_block(self.body[p + 1:])
+            targets = [self.adjoint(v) for v in active]
+            before = available - carried - loops.assignment_counts(s.body).keys()
+            ahead = fusion.exit_adjoints_ahead(after, targets, before, set(self.adj.values()), s.loop_id)
+            if ahead is None:
+                continue
+            pre, exit_names = ahead
+            private = {t: f"{t}_fused{s.loop_id}" for t in targets}
+            pre += [Assign(private[t], "copy", [exit_names[t]]) for t in targets]
+            rev_body = rename_all(self.reverse_block(s.body), private)
+            body = self.forward(list(s.body)) + rev_body
+            info.fused = True
+            self.fused_code[s.loop_id] = pre + [For(s.var, s.start, s.stop, s.step, body, s.pos,
+                                                    loop_id=s.loop_id)]
+
+    def forward_fused(self):
+        out = []
+        for s in self.forward(self.body):
+            if isinstance(s, For) and s.loop_id in self.fused_code:
+                out.extend(self.fused_code[s.loop_id])
+            else:
+                out.append(s)
+        return out
+
     # ---- whole program -------------------------------------------------------------------------------
     def program(self, with_value):
         """Statements of ``value_and_grad`` (``with_value``) or ``grad``, before dead-code elimination."""
@@ -241,10 +297,16 @@ class Reverse:
             offset = nxt
         for g in self.grad_names.values():
             out.append(ZeroGrad(g))
+        self.fusion_plan()
         rev = self.reverse_block(self.body)
         for v in sorted(self.adj):
             out.append(Assign(self.adj[v], "copy", [ZERO]))
-        out.extend(self.forward(self.body))
+        out.extend(self.forward_fused())
+        self.value_name = None
+        if with_value and is_var(self.ret):
+            # the reverse sweep replays loops and may overwrite carried variables: keep the result now
+            self.value_name = self.fresh("value")
+            out.append(Assign(self.value_name, "copy", [self.ret]))
         if self.act.is_active(self.ret):
             out.append(Assign(self.adjoint(self.ret), "copy", [ONE]))
         out.extend(rev)

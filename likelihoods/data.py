@@ -185,6 +185,11 @@ def prepare(kernel, data, dtype, base_dir=None, integer_dtype=np.int64):
                               integer_dtype) for name in names)
 
 
+def load_all(data, base_dir=None):
+    """Read every file-valued entry once: ``{key: array}`` (other values pass through ``load_value``)."""
+    return {key: load_value(key, value, base_dir) for key, value in (data or {}).items()}
+
+
 def _prepare_one(name, array, use, kernel, dtype, integer_dtype):
     place = f"{kernel.filename}:{use.line}:{use.col}"
     if use.ndim is not None and array.ndim != use.ndim:

@@ -8,8 +8,6 @@ independently of ``ad``.
 
 import inspect
 
-import numpy as np
-
 from .errors import LikelihoodError
 
 # DESIGN.md: fastmath without nnan/ninf, so bad samples stay visible as NaN/inf

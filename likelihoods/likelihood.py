@@ -3,7 +3,7 @@
 import numpy as np
 
 from . import backends, derivatives, gradcheck, kernel_source, priors_spec
-from .data import argument_uses, prepare
+from .data import argument_uses, load_all, prepare
 from .errors import LikelihoodError
 
 GPU_DEFAULT_DTYPE = "float32"
@@ -62,8 +62,9 @@ class Likelihood:
         self.priors = priors_spec.validate(priors, self.params)
         self.gradient = (kernel_source.resolve(gradient, base_dir=data_dir, what="gradient").function
                          if gradient is not None else None)
-        self.data = prepare(kernel, data, self.dtype, base_dir=data_dir)
-        self._data64 = prepare(kernel, data, np.float64, base_dir=data_dir)
+        loaded = load_all(data, data_dir)
+        self.data = prepare(kernel, loaded, self.dtype)
+        self._data64 = prepare(kernel, loaded, np.float64)  # for check_gradient, always in float64
         probe = np.zeros(self.ndim, dtype=self.dtype)
         self.scratch_size = int(derivative.scratch_size(probe, *self.data)) if derivative.needs_scratch else 0
         self._impl = backends.backend_class(self.backend)(derivative, self.data, self.dtype, self.ndim,

@@ -21,14 +21,24 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_CONFIG
+    from sampler.checkpoint import CheckpointError
     from sampler.config_yaml import ConfigError
+    from sampler.nested_sampler import SamplerError
     from sampler.run_folder import RunFolderError
 
     try:
         return args.handler(args)
-    except (ConfigError, RunFolderError) as error:
+    except (ConfigError, RunFolderError, CheckpointError, SamplerError) as error:
+        # a checkpoint from other settings, a likelihood that is -inf everywhere on the prior, ...: the
+        # message says what and where; a traceback would only bury it
         print(f"nestgrad: error: {error}", file=sys.stderr)
         return EXIT_CONFIG
+    except KeyboardInterrupt:  # before or after sampling (compiling, plotting): nothing to resume yet
+        print("\nnestgrad: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `nestgrad list | head`
+        sys.stderr.close()
+        return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -186,6 +196,8 @@ def cmd_list(args) -> int:
     for name in builtin.names():
         model = builtin.get(name)
         print(f"{name}: {model.description}")
+        if model.options:
+            print("    options: " + ", ".join(f"{key}={value!r}" for key, value in model.options.items()))
         for param in model.params:
             family, *numbers = model.priors[param]
             print(f"    {param:<10} {family}({', '.join(f'{v:g}' for v in numbers)})")

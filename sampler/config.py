@@ -19,7 +19,7 @@ import numpy as np
 
 from sampler.config_kernel import (data_shape_problem, import_function, load_data, parse_kernel,
                                    theta_count_problem)
-from sampler.config_schema import Config, ParamSpec, validate
+from sampler.config_schema import Config, validate
 from sampler.config_yaml import ConfigError, parse_yaml, suggest
 
 __all__ = ["ConfigError", "Config", "Problem", "load", "build", "run_config", "default_config_text"]
@@ -111,10 +111,26 @@ def _check_likelihood(config: Config) -> None:
         problem = data_shape_problem(use, key, array)
         if problem:
             raise config.error(("likelihood", "data", key), problem)
+    _differentiate(config, import_function(file, function, where))
     if spec.gradient is not None:
         gfile, gfunction = spec.gradient
-        parse_kernel(gfile, gfunction, config.where("likelihood", "gradient"))
+        gwhere = config.where("likelihood", "gradient")
+        node, guse = parse_kernel(gfile, gfunction, gwhere)
+        if len(guse.args) != len(use.args) + 1:
+            raise ConfigError(f"{gwhere}: {gfile}:{node.lineno}:{node.col_offset + 1}: the gradient must take the "
+                              f"kernel's arguments and an output array, def {gfunction}("
+                              f"{', '.join(use.args)}, out); it takes ({', '.join(guse.args)})")
     _prior(config)
+
+
+def _differentiate(config: Config, fn):
+    """Run the differentiator now (milliseconds), so a kernel it rejects fails at load with file:line:col."""
+    import ad
+
+    try:
+        ad.differentiate(fn, wrt=fn.__code__.co_varnames[0])
+    except ad.KernelError as error:
+        raise config.error(("likelihood", "kernel"), f"the differentiator rejects this kernel:\n  {error}") from None
 
 
 def _builtin(config: Config):
@@ -180,18 +196,11 @@ def build(config: Config) -> Problem:
         likelihood = _construct(config, lambda: model.likelihood(backend=config.backend, dtype=config.dtype))
         params, truths = list(model.params), model.truths
     else:
-        import ad
-
         file, function = spec.kernel
         fn = import_function(file, function, config.where("likelihood", "kernel"))
         gradient = None
         if spec.gradient is not None:
             gradient = import_function(*spec.gradient, config.where("likelihood", "gradient"))
-        wrt = fn.__code__.co_varnames[0]
-        try:
-            ad.differentiate(fn, wrt=wrt)
-        except ad.KernelError as error:
-            raise config.error(("likelihood", "kernel"), f"the differentiator rejects this kernel:\n  {error}") from None
         prior = _prior(config)
         params = [p.name for p in config.params]
         data = {key: load_data(value) for key, value in spec.data.items()}
@@ -204,14 +213,21 @@ def build(config: Config) -> Problem:
 
 
 def _construct(config: Config, make):
-    """Call a likelihood constructor; its data/shape complaints become config errors on `likelihood`."""
+    """Call a likelihood constructor; what it rejects becomes a config error at the key responsible."""
     import ad
 
     try:
         return make()
     except ad.KernelError as error:
         raise config.error(("likelihood", "kernel"), f"the differentiator rejects this kernel:\n  {error}") from None
-    except (ValueError, TypeError, KeyError) as error:
+    except Exception as error:
+        if config.backend == "gpu":  # no driver, no device, no CuPy: say so at the key that asked for it
+            text = str(error).strip()
+            first = text.splitlines()[0] if text else ""
+            raise config.error(("backend",), f"the GPU backend is not usable on this machine "
+                                             f"({type(error).__name__}: {first}); use cpu or auto") from None
+        if not isinstance(error, (ValueError, TypeError, KeyError)):
+            raise
         # likelihoods.DataError carries the data key it is about; other complaints concern the likelihood
         data_key = getattr(error, "key", None)
         key = ("likelihood", "data", data_key) if data_key in config.likelihood.data else ("likelihood",)

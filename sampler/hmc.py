@@ -91,105 +91,127 @@ class HMCSettings(NamedTuple):
 _KERNEL_CACHE = {}
 
 
-def make_chain_kernel(value, value_and_grad):
-    """The fused kernel for one likelihood: ``advance(...)`` runs all chains through whole trajectories.
+def chain_function(value, value_and_grad, transform, draw_normal, jit, jit_inline):
+    """``chain(j, ...)``: chain ``j``'s whole trajectory, compiled by ``jit`` for one target.
 
-    Built per likelihood as a closure over its njit ``value``/``value_and_grad`` so that numba inlines the calls,
-    and cached by the pair of dispatchers.
+    The target-specific pieces come in as arguments (closure constants to numba): the likelihood's ``value`` /
+    ``value_and_grad``, the prior ``transform`` and the RNG's ``draw_normal``, so the CPU kernel (njit, below)
+    and the GPU kernel (numba.cuda device functions, ``sampler.hmc_gpu``) share this one body.
     """
-    key = (id(value), id(value_and_grad))
-    hit = _KERNEL_CACHE.get(key)
-    if hit is not None and hit[0] is value and hit[1] is value_and_grad:
-        return hit[2]
 
-    @njit(inline="always")
+    @jit_inline
     def _inside(y, logl_star, data, codes, args, theta, jac):
         # Returns (inside, logl, evaluated): outside the cube nothing is evaluated.
         for i in range(y.shape[0]):
             if not (y[i] > 0.0 and y[i] < 1.0):
                 return False, -math.inf, False
-        transform_one(codes, args, y, theta, jac)
+        transform(codes, args, y, theta, jac)
         ly = float(value(theta, data))
         return ly > logl_star, ly, True
 
-    @njit(parallel=True)
+    @jit
+    def _chain(j, u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every, rng_states, data, codes, args,
+               work_u, work_v, work_y, work_w, work_z, work_theta, work_jac, work_grad, work_scratch,
+               out_u, out_theta, out_logl, stats):
+        # One chain's whole trajectory. Kept out of the prange body: numba compiles a parfor body much more
+        # slowly than an ordinary function it calls.
+        d = u_start.shape[1]
+        u, v, y, w, z = work_u[j], work_v[j], work_y[j], work_w[j], work_z[j]
+        theta, jac, grad, scratch = work_theta[j], work_jac[j], work_grad[j], work_scratch[j]
+        for s in range(NSTATS):
+            stats[j, s] = 0
+        for i in range(d):
+            u[i] = u_start[j, i]
+        logl = logl_start[j]
+        for t in range(n_steps):
+            if t % refresh_every == 0:
+                # Fresh isotropic direction: a Gibbs update of v at fixed u, valid at any fixed schedule.
+                norm = 0.0
+                for i in range(d):
+                    v[i] = draw_normal(rng_states, j)
+                    norm += v[i] * v[i]
+                scale = step_sizes[j] / math.sqrt(norm)
+                for i in range(d):
+                    v[i] *= scale
+            stats[j, STAT_STEPS] += 1
+            for i in range(d):
+                y[i] = u[i] + v[i]
+            ok, ly, evaluated = _inside(y, logl_star, data, codes, args, theta, jac)
+            if evaluated:
+                stats[j, STAT_NLIKE] += 1
+            if ok:
+                for i in range(d):
+                    u[i] = y[i]
+                logl = ly
+                continue
+            stats[j, STAT_OUTSIDE] += 1
+            # Normal of the boundary at y: cube faces first, else the likelihood gradient in u.
+            in_cube = evaluated
+            if in_cube:
+                value_and_grad(theta, data, grad, scratch)
+                stats[j, STAT_NGRAD] += 1
+                stats[j, STAT_NLIKE] += 1
+                for i in range(d):
+                    w[i] = grad[i] * jac[i]
+            else:
+                for i in range(d):
+                    w[i] = (1.0 if y[i] >= 1.0 else 0.0) - (1.0 if y[i] <= 0.0 else 0.0)
+            nn = 0.0
+            vn = 0.0
+            for i in range(d):
+                nn += w[i] * w[i]
+                vn += v[i] * w[i]
+            if not (nn > 0.0 and math.isfinite(nn) and math.isfinite(vn)):
+                stats[j, STAT_REVERSE] += 1
+                for i in range(d):
+                    v[i] = -v[i]
+                continue
+            c = 2.0 * vn / nn
+            for i in range(d):
+                w[i] = v[i] - c * w[i]  # reflected velocity v'
+                z[i] = y[i] + w[i]
+            ok, lz, evaluated = _inside(z, logl_star, data, codes, args, theta, jac)
+            if evaluated:
+                stats[j, STAT_NLIKE] += 1
+            if ok:
+                stats[j, STAT_REFLECT] += 1
+                for i in range(d):
+                    u[i] = z[i]
+                    v[i] = w[i]
+                logl = lz
+            else:
+                stats[j, STAT_REVERSE] += 1
+                for i in range(d):
+                    v[i] = -v[i]
+        transform(codes, args, u, theta, jac)
+        for i in range(d):
+            out_u[j, i] = u[i]
+            out_theta[j, i] = theta[i]
+        out_logl[j] = logl
+
+    return _chain
+
+
+def make_chain_kernel(value, value_and_grad):
+    """The fused CPU kernel for one likelihood: ``advance(...)`` runs all chains through whole trajectories
+    (``prange`` over chains). Built per likelihood as a closure over its njit ``value``/``value_and_grad`` so
+    that numba inlines the calls, and cached by the pair of dispatchers.
+    """
+    key = (id(value), id(value_and_grad))
+    hit = _KERNEL_CACHE.get(key)
+    if hit is not None and hit[0] is value and hit[1] is value_and_grad:
+        return hit[2]
+    _chain = chain_function(value, value_and_grad, transform_one, normal, njit(error_model="numpy"),
+                            njit(inline="always", error_model="numpy"))
+
+    @njit(parallel=True, error_model="numpy")
     def advance(u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every, rng_states, data, codes, args,
                 work_u, work_v, work_y, work_w, work_z, work_theta, work_jac, work_grad, work_scratch,
                 out_u, out_theta, out_logl, stats):
-        nchains, d = u_start.shape
-        for j in prange(nchains):
-            u, v, y, w, z = work_u[j], work_v[j], work_y[j], work_w[j], work_z[j]
-            theta, jac, grad, scratch = work_theta[j], work_jac[j], work_grad[j], work_scratch[j]
-            for s in range(NSTATS):
-                stats[j, s] = 0
-            for i in range(d):
-                u[i] = u_start[j, i]
-            logl = logl_start[j]
-            for t in range(n_steps):
-                if t % refresh_every == 0:
-                    # Fresh isotropic direction: a Gibbs update of v at fixed u, valid at any fixed schedule.
-                    norm = 0.0
-                    for i in range(d):
-                        v[i] = normal(rng_states, j)
-                        norm += v[i] * v[i]
-                    scale = step_sizes[j] / math.sqrt(norm)
-                    for i in range(d):
-                        v[i] *= scale
-                stats[j, STAT_STEPS] += 1
-                for i in range(d):
-                    y[i] = u[i] + v[i]
-                ok, ly, evaluated = _inside(y, logl_star, data, codes, args, theta, jac)
-                if evaluated:
-                    stats[j, STAT_NLIKE] += 1
-                if ok:
-                    for i in range(d):
-                        u[i] = y[i]
-                    logl = ly
-                    continue
-                stats[j, STAT_OUTSIDE] += 1
-                # Normal of the boundary at y: cube faces first, else the likelihood gradient in u.
-                in_cube = evaluated
-                if in_cube:
-                    value_and_grad(theta, data, grad, scratch)
-                    stats[j, STAT_NGRAD] += 1
-                    stats[j, STAT_NLIKE] += 1
-                    for i in range(d):
-                        w[i] = grad[i] * jac[i]
-                else:
-                    for i in range(d):
-                        w[i] = (1.0 if y[i] >= 1.0 else 0.0) - (1.0 if y[i] <= 0.0 else 0.0)
-                nn = 0.0
-                vn = 0.0
-                for i in range(d):
-                    nn += w[i] * w[i]
-                    vn += v[i] * w[i]
-                if not (nn > 0.0 and math.isfinite(nn) and math.isfinite(vn)):
-                    stats[j, STAT_REVERSE] += 1
-                    for i in range(d):
-                        v[i] = -v[i]
-                    continue
-                c = 2.0 * vn / nn
-                for i in range(d):
-                    w[i] = v[i] - c * w[i]  # reflected velocity v'
-                    z[i] = y[i] + w[i]
-                ok, lz, evaluated = _inside(z, logl_star, data, codes, args, theta, jac)
-                if evaluated:
-                    stats[j, STAT_NLIKE] += 1
-                if ok:
-                    stats[j, STAT_REFLECT] += 1
-                    for i in range(d):
-                        u[i] = z[i]
-                        v[i] = w[i]
-                    logl = lz
-                else:
-                    stats[j, STAT_REVERSE] += 1
-                    for i in range(d):
-                        v[i] = -v[i]
-            transform_one(codes, args, u, theta, jac)
-            for i in range(d):
-                out_u[j, i] = u[i]
-                out_theta[j, i] = theta[i]
-            out_logl[j] = logl
+        for j in prange(u_start.shape[0]):
+            _chain(j, u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every, rng_states, data, codes,
+                   args, work_u, work_v, work_y, work_w, work_z, work_theta, work_jac, work_grad, work_scratch,
+                   out_u, out_theta, out_logl, stats)
 
     _KERNEL_CACHE[key] = (value, value_and_grad, advance)
     return advance
@@ -219,14 +241,15 @@ _EVALUATOR_CACHE = {}
 
 
 def make_batch_evaluator(value):
-    """njit ``evaluate(thetas, data, theta_buf, out)``: ``value`` on every row, in parallel (initial draws)."""
+    """njit ``evaluate(thetas, data, theta_buf, out)``: ``value`` on every row (initial draws only; serial,
+    because a second parallel function would double the compile time for a once-per-run batch)."""
     hit = _EVALUATOR_CACHE.get(id(value))
     if hit is not None and hit[0] is value:
         return hit[1]
 
-    @njit(parallel=True)
+    @njit(error_model="numpy")
     def evaluate(thetas, data, theta_buf, out):
-        for b in prange(thetas.shape[0]):
+        for b in range(thetas.shape[0]):
             t = theta_buf[b]
             for i in range(thetas.shape[1]):
                 t[i] = thetas[b, i]

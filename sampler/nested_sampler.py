@@ -31,6 +31,18 @@ class SamplerError(ValueError):
     """Invalid sampler settings or inputs; the message names the argument."""
 
 
+def _choose_backend(backend, likelihood):
+    if backend is None:
+        return "gpu" if getattr(likelihood, "backend", "cpu") == "gpu" else "cpu"
+    if backend == "auto":
+        try:
+            from numba import cuda
+            return "gpu" if cuda.is_available() and hasattr(likelihood, "cuda_kernels") else "cpu"
+        except Exception:  # no usable CUDA toolchain: the CPU kernel is always there
+            return "cpu"
+    return backend
+
+
 class NestedSampler:
     """Nested sampling with constrained-HMC proposals over a likelihood exposing ``cpu_kernels()``.
 
@@ -38,7 +50,9 @@ class NestedSampler:
     prior: :class:`~sampler.priors.Prior` (or a spec dict for :meth:`Prior.from_spec`) over the same params.
     nlive: live points; delete_fraction: share of them replaced per iteration (k = round(fraction * nlive)).
     hmc: :class:`~sampler.hmc.HMCSettings` or a dict of its fields. seed: int (None draws one and records it).
-    backend: None/"auto"/"cpu" (the GPU chain kernel is not available yet).
+    backend: "cpu" (numba, prange over chains), "gpu" (numba.cuda, one thread per chain, via
+        ``likelihood.cuda_kernels()``), "auto" (gpu when numba.cuda sees a device) or None (the likelihood's own
+        ``backend`` attribute when that is "gpu", else cpu).
     """
 
     def __init__(self, likelihood, prior, nlive=500, delete_fraction=DEFAULT_DELETE_FRACTION, hmc=None, seed=None,
@@ -56,8 +70,8 @@ class NestedSampler:
             raise SamplerError(f"nlive must be an integer >= 2, got {nlive!r}")
         if not 0.0 < float(delete_fraction) < 1.0:
             raise SamplerError(f"delete_fraction must be in (0, 1), got {delete_fraction!r}")
-        if backend not in (None, "auto", "cpu"):
-            raise SamplerError(f"backend {backend!r}: only the CPU chain kernel exists so far (use 'cpu' or 'auto')")
+        if backend not in (None, "auto", "cpu", "gpu"):
+            raise SamplerError(f"backend {backend!r}: expected 'cpu', 'gpu', 'auto' or None")
         self.likelihood = likelihood
         self.prior = prior
         self.params = params
@@ -68,9 +82,9 @@ class NestedSampler:
         self.hmc = HMCSettings.from_any(hmc)
         self.n_steps = self.hmc.steps_for(self.ndim)
         self.seed = int(np.random.SeedSequence().entropy if seed is None else seed)
-        self.backend = "cpu"
+        self.backend = _choose_backend(backend, likelihood)
         self.name = name or getattr(likelihood, "name", None) or "nestgrad"
-        self.kernels = likelihood.cpu_kernels()
+        self.kernels = likelihood.cuda_kernels() if self.backend == "gpu" else likelihood.cpu_kernels()
         self._proposal = None
 
     # --- settings and compilation ----------------------------------------------------------------------------
@@ -88,9 +102,17 @@ class NestedSampler:
         kern = self.kernels
         dtype = np.dtype(kern.dtype)
         ws = ChainWorkspace(self.k, self.ndim, dtype, kern.scratch_size)
-        advance = make_chain_kernel(kern.value, kern.value_and_grad)
-        evaluate = make_batch_evaluator(kern.value)
         codes, args = self.prior.codes, self.prior.args
+        if self.backend == "gpu":
+            from .hmc_gpu import GpuChainKernel
+            advance = GpuChainKernel(kern, codes, args, self.k, self.ndim)
+            like = self.likelihood
+
+            def evaluate(thetas, data, theta_buf, out):
+                out[:] = like.logl(np.ascontiguousarray(thetas, dtype=dtype))
+        else:
+            advance = make_chain_kernel(kern.value, kern.value_and_grad)
+            evaluate = make_batch_evaluator(kern.value)
         # Warm-up with zero steps compiles everything without using any random numbers of the run.
         u0 = np.full((self.k, self.ndim), 0.5)
         advance(u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), 0, 1, seed_chain_states(

@@ -23,7 +23,7 @@ def run_plot(results, seed: int = 0):
     weights = np.asarray(results.weights, dtype=float)
     figure, axes = plt.subplots(4, 1, figsize=(7.0, 8.5), sharex=True, constrained_layout=True)
 
-    axes[0].plot(x, counts, color="0.3", lw=1.2)
+    axes[0].plot(x, counts, color="0.3", lw=0.8)
     axes[0].set_ylabel("live points")
     axes[0].set_ylim(0, counts.max() * 1.1)
 
@@ -32,9 +32,12 @@ def run_plot(results, seed: int = 0):
     bottom = _interesting_floor(logl, weights)
     axes[1].set_ylim(bottom, logl.max() + 0.05 * (logl.max() - bottom) + 1e-9)
 
-    axes[2].fill_between(x, weights / weights.max(), color=POSTERIOR_COLOR, alpha=0.35, lw=0)
-    axes[2].plot(x, weights / weights.max(), color=POSTERIOR_COLOR, lw=1.0)
-    axes[2].set_ylabel("posterior weight\n(scaled to max 1)")
+    # Posterior mass per unit -log X (weight / spacing, the spacing being 1/n_i): unlike the raw per-point
+    # weights it does not jump where the live count changes (batch deletions, the final live points).
+    density = weights * counts
+    axes[2].fill_between(x, density / density.max(), color=POSTERIOR_COLOR, alpha=0.35, lw=0)
+    axes[2].plot(x, density / density.max(), color=POSTERIOR_COLOR, lw=1.0)
+    axes[2].set_ylabel("posterior mass\nper unit $-\\log X$")
     axes[2].set_ylim(0, 1.1)
 
     median, bands = _evidence_bands(logl, counts, seed)

@@ -209,10 +209,11 @@ class Cauchy(Distribution):
 class Beta(Distribution):
     """Beta(a, b) on [low, high] (default [0, 1]).
 
-    The Beta quantile has no closed form, so it is tabulated once (scipy) on ``TABLE_SIZE`` = 4097 uniform
-    knots in u with exact endpoints, and interpolated linearly inside numba; ``dtheta/du`` is the slope of the
-    interpolating segment (piecewise constant). For a < 1 or b < 1 the density is unbounded at an end, where the
-    table resolves theta only to about one knot spacing.
+    The Beta quantile has no closed form, so it is tabulated once (scipy) on ``TABLE_SIZE`` = 4097 knots
+    with exact endpoints, uniform in ``s = acos(1 - 2u) / pi`` (crowded towards both ends), and interpolated
+    linearly in ``s`` inside numba; ``dtheta/du`` is that segment's slope times ``ds/du``. This is an
+    approximation (error ~1e-6 in theta for moderate a, b); where a < 1 or b < 1 the quantile is very flat at
+    an end and the table resolves theta there only to about a knot spacing.
     """
 
     family, code = "beta", pf.TABLE

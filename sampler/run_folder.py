@@ -6,6 +6,7 @@ One small writer and one small reader per format, so that each file can be check
     <name>_dead-birth.txt      PolyChord dead points: params, logL, logL_birth (what anesthetic reads)
     <name>_equal_weights.txt   equal-weight posterior samples: 1, -2 logL, params
     <name>.paramnames          "name  latex" per line (getdist and anesthetic labels)
+    <name>.ranges              "name  low  high" hard prior bounds (N: none), so getdist's densities respect them
     results.json               scalars, settings, package versions, params, latex, truths, reference logZ
     diagnostics.npz            per-iteration diagnostics plus the arrays text cannot hold exactly
                                (unit-cube coordinates, normalised weights, equal-weight samples)
@@ -16,7 +17,6 @@ No pickle anywhere: `np.load(..., allow_pickle=False)`.
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 from importlib import metadata
@@ -47,6 +47,7 @@ def write_run_folder(results, outdir) -> Path:
     write_dead_birth(results, _with_suffix(root, "_dead-birth.txt"))
     write_equal_weights(results, _with_suffix(root, "_equal_weights.txt"))
     write_paramnames(results, _with_suffix(root, ".paramnames"))
+    write_ranges(results, _with_suffix(root, ".ranges"))
     write_results_json(results, outdir / RESULTS_JSON)
     write_diagnostics(results, outdir / DIAGNOSTICS_NPZ)
     return outdir
@@ -82,6 +83,34 @@ def write_paramnames(results, path) -> None:
         label = (results.latex or {}).get(name) or name
         lines.append(f"{name}  {label.strip().strip('$')}\n")
     _atomic_write_text(path, "".join(lines))
+
+
+def write_ranges(results, path) -> None:
+    """getdist `.ranges` from the prior spec in the settings (`{name: [family, *arguments]}`), when present."""
+    spec = (results.settings or {}).get("prior") or {}
+    lines = []
+    for name in results.params:
+        family, *arguments = spec.get(name) or ("unknown",)
+        low, high = prior_bounds(family, arguments)
+        lines.append(f"{name}  {_bound(low)}  {_bound(high)}\n")
+    _atomic_write_text(path, "".join(lines))
+
+
+def prior_bounds(family: str, arguments) -> tuple[float | None, float | None]:
+    """Hard bounds of a prior family's support (None: unbounded on that side)."""
+    if family in ("uniform", "loguniform"):
+        return arguments[0], arguments[1]
+    if family == "truncnormal":
+        return arguments[2], arguments[3]
+    if family == "beta":
+        return (arguments[2], arguments[3]) if len(arguments) >= 4 else (0.0, 1.0)
+    if family in ("lognormal", "halfnormal", "exponential"):
+        return 0.0, None
+    return None, None
+
+
+def _bound(value) -> str:
+    return "N" if value is None else repr(float(value))
 
 
 def write_results_json(results, path) -> None:
@@ -260,6 +289,4 @@ def _jsonable(value):
         return value.item()
     if isinstance(value, Path):
         return str(value)
-    if isinstance(value, float) and math.isnan(value):
-        return value
     return value

@@ -7,6 +7,9 @@
 Sections: (1) Poisson log-pmf, N=1000, float64, per call; (2) batched 4-parameter Gaussian, numba prange over the
 batch, float32/float64; (3) allocations per call after warm-up and compile times (cold, and cached in a fresh
 process). Every implementation's output is compared with the hand-written kernel before it is timed.
+
+Parallel timings need a quiet machine: on a loaded one a numba parallel loop waits at its barrier for threads the
+OS has descheduled, and millisecond stalls swamp the figures (NUMBA_NUM_THREADS=1 gives a serial comparison).
 """
 import os
 
@@ -37,9 +40,17 @@ from handwritten_kernels import (FASTMATH, gauss4d, make_gauss4d_kernels,  # noq
 TARGETS = {"vg_vs_hand": 1.2, "grad_vs_primal": 0.6, "cached_compile_s": 0.5}
 
 
-def median_seconds(call, repeats, inner=1):
-    """Median over ``repeats`` of the time per call, each repeat timing ``inner`` calls; one warm-up repeat."""
-    call()
+def median_seconds(call, repeats, inner=1, warmup_seconds=0.2):
+    """Median over ``repeats`` of the time per call, each repeat timing ``inner`` calls.
+
+    Warm-up: at least three calls and ``warmup_seconds`` of calling, because numba's parallel thread pool is
+    slow for its first calls (and more so on a loaded machine).
+    """
+    start = time.perf_counter()
+    for _ in range(3):
+        call()
+    while time.perf_counter() - start < warmup_seconds:
+        call()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -50,8 +61,9 @@ def median_seconds(call, repeats, inner=1):
 
 
 def max_rel_diff(a, b):
+    """Largest difference relative to the largest magnitude (componentwise ratios blow up near zero)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return float(np.max(np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), 1e-30)))
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
 
 def load_jax():
@@ -64,20 +76,11 @@ def load_jax():
 
 
 # ---------------------------------------------------------------- 1. Poisson, per call
+# All numba figures are taken before any JAX call: XLA's CPU thread pool keeps spinning for a while after a
+# call, which would steal cores from numba's parallel loops.
 
-def jax_poisson(jax):
-    jnp, gammaln = jax.numpy, jax.scipy.special.gammaln
-
-    def logpmf(theta, c):
-        lam = theta[0]
-        return jnp.sum(c * jnp.log(lam) - lam - gammaln(c + 1.0))
-
-    return jax.jit(jax.value_and_grad(logpmf)), jax.jit(jax.grad(logpmf))
-
-
-def bench_poisson(opts, jax):
-    n = 1000
-    c = np.random.default_rng(2).poisson(4.0, n).astype(np.float64)
+def poisson_numba(opts):
+    c = np.random.default_rng(2).poisson(4.0, 1000).astype(np.float64)
     theta = np.array([3.6])
     d = ad.differentiate(poisson_logpmf)
     jitted = d.jit()
@@ -89,34 +92,46 @@ def bench_poisson(opts, jax):
     jitted.grad(theta, c, g_only)
     checks = {"AD value_and_grad": max_rel_diff([v_ad, g_ad[0]], [v_hand, g_hand[0]]),
               "AD grad": max_rel_diff(g_only, g_hand), "primal": max_rel_diff(primal(theta, c), v_hand)}
-
     inner = 20 if opts.quick else 200
-    rows = [("primal (njit of the plain kernel)", median_seconds(lambda: primal(theta, c), opts.repeats, inner)),
-            ("AD value_and_grad (d.jit())",
-             median_seconds(lambda: jitted.value_and_grad(theta, c, g_ad), opts.repeats, inner)),
-            ("AD grad (d.jit())", median_seconds(lambda: jitted.grad(theta, c, g_only), opts.repeats, inner)),
-            ("hand-written value+grad (njit)", median_seconds(lambda: hand(theta, c, g_hand), opts.repeats, inner))]
-    if jax is not None:
-        vg, gr = jax_poisson(jax)
-        jt, jc = jax.numpy.asarray(theta), jax.numpy.asarray(c)
-        v_jax, g_jax = vg(jt, jc)
-        checks["JAX value_and_grad"] = max_rel_diff([float(v_jax), float(g_jax[0])], [v_hand, g_hand[0]])
-        rows.append(("JAX jit(value_and_grad)",
-                     median_seconds(lambda: vg(jt, jc)[1].block_until_ready(), opts.repeats, inner)))
-        rows.append(("JAX jit(grad)", median_seconds(lambda: gr(jt, jc).block_until_ready(), opts.repeats, inner)))
-    t = dict(rows)
+    times = {"primal (njit of the plain kernel)": median_seconds(lambda: primal(theta, c), opts.repeats, inner),
+             "AD value_and_grad (d.jit())":
+                 median_seconds(lambda: jitted.value_and_grad(theta, c, g_ad), opts.repeats, inner),
+             "AD grad (d.jit())": median_seconds(lambda: jitted.grad(theta, c, g_only), opts.repeats, inner),
+             "hand-written value+grad (njit)": median_seconds(lambda: hand(theta, c, g_hand), opts.repeats, inner)}
+    return {"times": times, "checks": checks, "reference": (v_hand, g_hand[0]), "theta": theta, "c": c,
+            "jitted": jitted, "inner": inner}
+
+
+def poisson_jax(opts, jax, state):
+    jnp, gammaln = jax.numpy, jax.scipy.special.gammaln
+
+    def logpmf(theta, c):
+        lam = theta[0]
+        return jnp.sum(c * jnp.log(lam) - lam - gammaln(c + 1.0))
+
+    vg, gr = jax.jit(jax.value_and_grad(logpmf)), jax.jit(jax.grad(logpmf))
+    jt, jc = jnp.asarray(state["theta"]), jnp.asarray(state["c"])
+    v_jax, g_jax = vg(jt, jc)
+    state["checks"]["JAX value_and_grad"] = max_rel_diff([float(v_jax), float(g_jax[0])], state["reference"])
+    state["times"]["JAX jit(value_and_grad)"] = median_seconds(lambda: vg(jt, jc)[1].block_until_ready(),
+                                                               opts.repeats, state["inner"])
+    state["times"]["JAX jit(grad)"] = median_seconds(lambda: gr(jt, jc).block_until_ready(), opts.repeats,
+                                                     state["inner"])
+
+
+def poisson_table(state, jax):
+    t = state["times"]
     lines = ["| implementation | µs / call |", "|---|---:|"]
-    lines += [f"| {name} | {sec * 1e6:.2f} |" for name, sec in rows]
+    lines += [f"| {name} | {sec * 1e6:.2f} |" for name, sec in t.items()]
     if jax is None:
         lines.append("| JAX | not installed |")
     vg_ratio = t["AD value_and_grad (d.jit())"] / t["hand-written value+grad (njit)"]
     grad_ratio = t["AD grad (d.jit())"] / t["primal (njit of the plain kernel)"]
-    lines += ["", "| ratio | measured | target |", "|---|---:|---:|",
-              f"| AD v+g / hand-written v+g | {vg_ratio:.2f} | ≤ {TARGETS['vg_vs_hand']} |",
-              f"| AD grad / primal | {grad_ratio:.2f} | ≤ {TARGETS['grad_vs_primal']} |",
-              "", "Agreement with the hand-written kernel (max relative difference): "
-              + ", ".join(f"{k} {v:.1e}" for k, v in checks.items())]
-    return lines, (d, jitted, theta, c)
+    return lines + ["", "| ratio | measured | target |", "|---|---:|---:|",
+                    f"| AD v+g / hand-written v+g | {vg_ratio:.2f} | ≤ {TARGETS['vg_vs_hand']} |",
+                    f"| AD grad / primal | {grad_ratio:.2f} | ≤ {TARGETS['grad_vs_primal']} |",
+                    "", "Agreement with the hand-written kernel (largest difference relative to its size): "
+                    + ", ".join(f"{k} {v:.1e}" for k, v in state["checks"].items())]
 
 
 # ---------------------------------------------------------------- 2. batched Gaussian
@@ -137,7 +152,40 @@ def make_batch_loops(jitted):
     return batch_value, batch_value_and_grad
 
 
-def jax_gauss4d(jax):
+def gauss_problem(batch, n, dtype):
+    rng = np.random.default_rng(7)
+    x = np.stack([rng.normal(0.4, 0.1, n), rng.normal(0.6, 0.15, n)]).astype(dtype)
+    thetas = np.column_stack([rng.uniform(0.3, 0.5, batch), rng.uniform(0.5, 0.7, batch),
+                              rng.uniform(0.08, 0.15, batch), rng.uniform(0.1, 0.2, batch)]).astype(dtype)
+    return thetas, x
+
+
+def gauss_numba(opts):
+    """One row per (dtype, B, N) with numba timings; the last row keeps the AD call for the allocation count."""
+    d = ad.differentiate(gauss4d)
+    sizes = [(1024, 100)] if opts.quick else [(1024, 100), (1024, 1000), (65536, 100), (65536, 1000)]
+    rows = []
+    for dtype in ("float32", "float64"):
+        batch_value, batch_ad = make_batch_loops(d.jit(fastmath=FASTMATH, dtype=dtype))
+        _, batch_hand = make_gauss4d_kernels(dtype)
+        for batch, n in sizes:
+            thetas, x = gauss_problem(batch, n, dtype)
+            out, grad = np.empty(batch, dtype), np.empty((batch, 4), dtype)
+            out_h, grad_h = np.empty(batch, dtype), np.empty((batch, 4), dtype)
+            scratch = np.empty((batch, d.scratch_size(thetas[0], x)), dtype)
+            batch_ad(thetas, x, out, grad, scratch)
+            batch_hand(thetas, x, out_h, grad_h)
+            agree = max([max_rel_diff(out, out_h)] + [max_rel_diff(grad[:, k], grad_h[:, k]) for k in range(4)])
+            repeats = max(3, opts.repeats // (4 if batch * n > 1e7 else 1))
+            rows.append({"dtype": dtype, "B": batch, "N": n, "agree": agree, "repeats": repeats,
+                         "primal": median_seconds(lambda: batch_value(thetas, x, out), repeats),
+                         "ad": median_seconds(lambda: batch_ad(thetas, x, out, grad, scratch), repeats),
+                         "hand": median_seconds(lambda: batch_hand(thetas, x, out_h, grad_h), repeats),
+                         "ad_call": (batch_ad, (thetas, x, out, grad, scratch))})
+    return rows
+
+
+def gauss_jax(jax, rows):
     jnp = jax.numpy
 
     def logl(theta, x):
@@ -147,50 +195,21 @@ def jax_gauss4d(jax):
         return (-0.5 * jnp.sum(d1 * d1 + d2 * d2) - n * (jnp.log(theta[2]) + jnp.log(theta[3]))
                 - n * np.log(2.0 * np.pi))
 
-    return jax.jit(jax.vmap(jax.value_and_grad(logl), in_axes=(0, None)))
+    vmapped = jax.jit(jax.vmap(jax.value_and_grad(logl), in_axes=(0, None)))
+    for row in rows:
+        thetas, x = (jnp.asarray(a) for a in row["ad_call"][1][:2])
+        row["jax"] = median_seconds(lambda: vmapped(thetas, x)[1].block_until_ready(), min(row["repeats"], 3))
 
 
-def gauss_problem(batch, n, dtype):
-    rng = np.random.default_rng(7)
-    x = np.stack([rng.normal(0.4, 0.1, n), rng.normal(0.6, 0.15, n)]).astype(dtype)
-    thetas = np.column_stack([rng.uniform(0.3, 0.5, batch), rng.uniform(0.5, 0.7, batch),
-                              rng.uniform(0.08, 0.15, batch), rng.uniform(0.1, 0.2, batch)]).astype(dtype)
-    return thetas, x
-
-
-def bench_gauss(opts, jax):
-    d = ad.differentiate(gauss4d)
-    sizes = [(1024, 100)] if opts.quick else [(1024, 100), (1024, 1000), (65536, 100), (65536, 1000)]
-    jax_vg = jax_gauss4d(jax) if jax is not None else None
+def gauss_table(rows):
     lines = [f"Numba fastmath flags for all numba columns: `{sorted(FASTMATH)}`; times in ms per batched call.", "",
-             "| dtype | B | N | primal | AD v+g | hand v+g | JAX vmap(v+g) | AD / hand | max rel diff AD vs hand |",
+             "| dtype | B | N | primal | AD v+g | hand v+g | JAX vmap(v+g) | AD / hand | AD vs hand (rel diff) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    kept = None
-    for dtype in ("float32", "float64"):
-        jitted = d.jit(fastmath=FASTMATH, dtype=dtype)
-        batch_value, batch_ad = make_batch_loops(jitted)
-        _, batch_hand = make_gauss4d_kernels(dtype)
-        for batch, n in sizes:
-            thetas, x = gauss_problem(batch, n, dtype)
-            out, grad = np.empty(batch, dtype), np.empty((batch, 4), dtype)
-            out_h, grad_h = np.empty(batch, dtype), np.empty((batch, 4), dtype)
-            scratch = np.empty((batch, d.scratch_size(thetas[0], x)), dtype)
-            batch_ad(thetas, x, out, grad, scratch)
-            batch_hand(thetas, x, out_h, grad_h)
-            agree = max(max_rel_diff(out, out_h), max_rel_diff(grad, grad_h))
-            repeats = max(3, opts.repeats // (4 if batch * n > 1e7 else 1))
-            t_primal = median_seconds(lambda: batch_value(thetas, x, out), repeats)
-            t_ad = median_seconds(lambda: batch_ad(thetas, x, out, grad, scratch), repeats)
-            t_hand = median_seconds(lambda: batch_hand(thetas, x, out_h, grad_h), repeats)
-            t_jax = "not installed"
-            if jax_vg is not None:
-                jt, jx = jax.numpy.asarray(thetas), jax.numpy.asarray(x)
-                t_jax = f"{median_seconds(lambda: jax_vg(jt, jx)[1].block_until_ready(), min(repeats, 3)) * 1e3:.3f}"
-            lines.append(f"| {dtype} | {batch} | {n} | {t_primal * 1e3:.3f} | {t_ad * 1e3:.3f} | "
-                         f"{t_hand * 1e3:.3f} | {t_jax} | {t_ad / t_hand:.2f} | {agree:.1e} |")
-            kept = (batch_ad, thetas, x, out, grad, scratch)
-    lines += ["", f"Target: AD v+g / hand ≤ {TARGETS['vg_vs_hand']}."]
-    return lines, kept
+    for r in rows:
+        jax_ms = f"{r['jax'] * 1e3:.3f}" if "jax" in r else "not installed"
+        lines.append(f"| {r['dtype']} | {r['B']} | {r['N']} | {r['primal'] * 1e3:.3f} | {r['ad'] * 1e3:.3f} | "
+                     f"{r['hand'] * 1e3:.3f} | {jax_ms} | {r['ad'] / r['hand']:.2f} | {r['agree']:.1e} |")
+    return lines + ["", f"Target: AD v+g / hand ≤ {TARGETS['vg_vs_hand']}."]
 
 
 # ---------------------------------------------------------------- 3. allocations and compile times
@@ -254,15 +273,14 @@ def compile_seconds(cache_dir):
     return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
 
 
-def bench_allocations_and_compile(poisson_state, gauss_state):
-    d, jitted, theta, c = poisson_state
+def bench_allocations_and_compile(poisson_state, gauss_rows):
+    jitted, theta, c = poisson_state["jitted"], poisson_state["theta"], poisson_state["c"]
     grad = np.zeros(1)
     rows = [("Poisson AD value_and_grad", allocations_per_call(jitted.value_and_grad, (theta, c, grad), 2000)),
             ("Poisson AD grad", allocations_per_call(jitted.grad, (theta, c, grad), 2000))]
-    if gauss_state is not None:
-        batch_ad, thetas, x, out, g, scratch = gauss_state
-        rows.append((f"Gaussian AD batched v+g (B={thetas.shape[0]}, N={x.shape[1]}, {x.dtype})",
-                     allocations_per_call(batch_ad, (thetas, x, out, g, scratch), 20)))
+    batch_ad, args = gauss_rows[-1]["ad_call"]
+    rows.append((f"Gaussian AD batched v+g (B={args[0].shape[0]}, N={args[1].shape[1]}, {args[1].dtype})",
+                 allocations_per_call(batch_ad, args, 20)))
     lines = ["| call (after warm-up) | numba allocations / call, inside compiled code | "
              "Python bytes / call from Python (tracemalloc, net) |", "|---|---:|---:|"]
     lines += [f"| {name} | {nrt:g} | {py:g} |" for name, (nrt, py) in rows]
@@ -287,8 +305,12 @@ def machine_description(jax):
                 break
     except OSError:
         pass
-    versions = (f"Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
-                f"JAX {jax.__version__ if jax is not None else 'not installed'}")
+    try:
+        threading = f"numba threading layer {numba.threading_layer()} with {numba.get_num_threads()} threads"
+    except ValueError:  # no parallel function has run yet
+        threading = f"numba {numba.get_num_threads()} threads"
+    versions = (f"Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__} "
+                f"({threading}), JAX {jax.__version__ if jax is not None else 'not installed'}")
     return f"{cpu}, {os.cpu_count()} logical cores, {platform.system()} {platform.release()}; {versions}"
 
 
@@ -315,15 +337,21 @@ def main(argv=None):
     jax = None if opts.no_jax else load_jax()
 
     command = "python scripts/bench_ad.py" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
-    header = [f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC with `{command}`"
+    started = datetime.datetime.now(datetime.timezone.utc)
+    poisson_state, gauss_rows = poisson_numba(opts), gauss_numba(opts)
+    compile_and_allocations = bench_allocations_and_compile(poisson_state, gauss_rows)
+    if jax is not None:
+        poisson_jax(opts, jax, poisson_state)
+        gauss_jax(jax, gauss_rows)
+    header = [f"Measured {started:%Y-%m-%d %H:%M} UTC with `{command}`"
               + (" (quick smoke run: not for quoting)" if opts.quick else "") + ".",
-              f"Machine: {machine_description(jax)}.", f"Medians over {opts.repeats} repeats after a warm-up call.", ""]
-    poisson_lines, poisson_state = bench_poisson(opts, jax)
-    gauss_lines, gauss_state = bench_gauss(opts, jax)
-    text = "\n".join(header + ["### Poisson log-pmf, N=1000, float64 (`lgamma` in the kernel)", ""] + poisson_lines
-                     + ["", "### Batched 4-parameter Gaussian (numba prange over the batch)", ""] + gauss_lines
-                     + ["", "### Allocations and compile time", ""]
-                     + bench_allocations_and_compile(poisson_state, gauss_state))
+              f"Machine: {machine_description(jax)}.",  # after the parallel runs: numba then names its threading layer
+              f"Medians over {opts.repeats} repeats (fewer for the largest batches and JAX) after a warm-up of at "
+              "least 0.2 s.", ""]
+    text = "\n".join(header + ["### Poisson log-pmf, N=1000, float64 (`lgamma` in the kernel)", ""]
+                     + poisson_table(poisson_state, jax)
+                     + ["", "### Batched 4-parameter Gaussian (numba prange over the batch)", ""]
+                     + gauss_table(gauss_rows) + ["", "### Allocations and compile time", ""] + compile_and_allocations)
     print(text)
     if opts.write:
         write_section(REPO / "docs" / "benchmarks.md", text)

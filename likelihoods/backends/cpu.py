@@ -5,6 +5,7 @@ arity, kept in a process-wide cache, and reused by every Likelihood of the same 
 """
 
 import math
+import sys
 import threading
 
 import numba
@@ -15,28 +16,43 @@ from ..derivatives import FASTMATH
 from ..kernels import CpuKernels
 from .buffers import BufferCache, as_batch, outputs
 
+DRIVER_NAMES = ("batch_value", "batch_value_and_grad", "batch_grad", "tuple_value", "tuple_value_and_grad")
 _DRIVERS = {}
 _LOCK = threading.Lock()
 
 
 def cpu_drivers(functions, n_data, fastmath=FASTMATH):
-    """Compiled drivers for the ``functions`` object returned by ``Derivative.jit()``."""
+    """Compiled drivers for the ``functions`` object returned by ``Derivative.jit()``.
+
+    When the per-sample functions live in an imported generated module (ad's), the drivers go to a file
+    next to it and are compiled with ``cache=True``; otherwise (e.g. AnalyticDerivative) they are compiled
+    from memory and cached for this process only.
+    """
     key = (id(functions), n_data, frozenset(fastmath))
     with _LOCK:
         entry = _DRIVERS.get(key)
         if entry is None or entry[0] is not functions:
-            namespace = {"prange": numba.prange, "INF": math.inf, "NAN": math.nan,
-                         "value": functions.value, "raw_value_and_grad": functions.raw_value_and_grad,
-                         "raw_grad": functions.raw_grad}
-            codegen.compile_module(codegen.cpu_source(n_data), namespace, f"<nestgrad cpu driver {n_data}>")
-            flags = set(fastmath)
-            drivers = {name: numba.njit(namespace[name], parallel=True, fastmath=flags, nogil=True)
-                       for name in ("batch_value", "batch_value_and_grad", "batch_grad")}
-            drivers.update({name: numba.njit(namespace[name], fastmath=flags)
-                            for name in ("tuple_value", "tuple_value_and_grad")})
-            entry = (functions, drivers)  # keep `functions` alive so its id stays unique
-            _DRIVERS[key] = entry
+            module = getattr(functions, "module", None)
+            if module is not None and sys.modules.get(getattr(module, "__name__", None)) is module:
+                text = codegen.cpu_module_text(module.__name__, n_data, fastmath)
+                drivers = vars(codegen.load_file_module("cpu_driver", text))
+            else:
+                drivers = _in_memory_drivers(functions, n_data, fastmath)
+            entry = (functions, {name: drivers[name] for name in DRIVER_NAMES})
+            _DRIVERS[key] = entry  # keeps `functions` alive so its id stays unique
     return entry[1]
+
+
+def _in_memory_drivers(functions, n_data, fastmath):
+    namespace = {"prange": numba.prange, "INF": math.inf, "NAN": math.nan,
+                 "value": functions.value, "raw_value_and_grad": functions.raw_value_and_grad,
+                 "raw_grad": functions.raw_grad}
+    codegen.compile_module(codegen.cpu_source(n_data), namespace, f"<nestgrad cpu driver {n_data}>")
+    flags = set(fastmath)
+    drivers = {name: numba.njit(namespace[name], parallel=True, fastmath=flags, nogil=True)
+               for name in DRIVER_NAMES[:3]}
+    drivers.update({name: numba.njit(namespace[name], fastmath=flags) for name in DRIVER_NAMES[3:]})
+    return drivers
 
 
 class CpuBackend:

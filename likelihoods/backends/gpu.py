@@ -89,8 +89,9 @@ class GpuBackend:
 
     def _stage(self, thetas):
         """Device view of thetas: device inputs are used in place, host inputs copied into a cached buffer."""
-        if hasattr(thetas, "__cuda_array_interface__"):
-            device = self.cuda.as_cuda_array(thetas)
+        if not isinstance(thetas, np.ndarray) and (hasattr(thetas, "__cuda_array_interface__")
+                                                   or hasattr(thetas, "copy_to_host")):
+            device = self._as_device(thetas)
             if device.dtype != self.dtype or device.ndim != 2 or device.shape[1] != self.ndim:
                 raise ValueError(f"thetas on the device must have shape (batch, {self.ndim}) and dtype "
                                  f"{self.dtype}, got {device.shape} {device.dtype}")
@@ -112,10 +113,14 @@ class GpuBackend:
         self.nbad.copy_to_host(self.nbad_host)
         return int(self.nbad_host[0])
 
+    def _as_device(self, array):
+        """numba device arrays as they are (also the simulator's); CuPy and others through the interface."""
+        return array if hasattr(array, "copy_to_host") else self.cuda.as_cuda_array(array)
+
     def _output(self, name, given, shape, on_device):
         """Where the kernel writes: the caller's device array, or a cached device buffer."""
         if on_device and given is not None:
-            device = self.cuda.as_cuda_array(given)
+            device = self._as_device(given)
             if device.shape != shape or device.dtype != self.dtype:
                 raise ValueError(f"{name} must have shape {shape} and dtype {self.dtype}, got "
                                  f"{device.shape} {device.dtype}")
@@ -127,8 +132,9 @@ class GpuBackend:
         if on_device:
             if given is not None:
                 return given
-            cupy = cupy_or_none() if not isinstance(like, self.cuda.devicearray.DeviceNDArray) else None
-            return cupy.asarray(device) if cupy is not None and type(like).__module__.startswith("cupy") else device
+            if type(like).__module__.startswith("cupy"):
+                return cupy_or_none().asarray(device)  # zero-copy view through __cuda_array_interface__
+            return device
         host = given if given is not None else self.host.get(name, device.shape, self.dtype)
         if host.shape != device.shape or host.dtype != self.dtype:
             raise ValueError(f"{name} must have shape {device.shape} and dtype {self.dtype}, got "

@@ -2,7 +2,10 @@
 
 import math
 
+from numba.extending import register_jitable
 
+
+@register_jitable  # stays a plain Python function; numba code (the benchmark's hand-written path) can call it
 def digamma(x):
     """ψ(x) for x > 0: upward recurrence to x >= 6, then the asymptotic series (error < 1e-13)."""
     result = 0.0

@@ -214,11 +214,24 @@ def test_user_mistakes_give_clear_messages(gauss_data):
         finite_difference_gradient(edge, np.array([0.9995]))
 
 
-def test_check_does_not_write_into_the_callers_arrays(gauss_data):
-    theta = np.array([0.25, 0.7, 0.12, 0.18], dtype=np.float32)
-    before = theta.copy()
-    check = check_gradient(gauss4d, theta, gauss_data, derivative=FakeDerivative(gauss4d, gauss4d_grad))
-    assert np.array_equal(theta, before) and check.ok
+def scaled_sum(theta, x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += x[i] * math.exp(0.5 * theta[0])  # float32 element * Python float stays float32 (NEP 50)
+    return total
+
+
+def test_float32_inputs_are_checked_in_float64_without_touching_the_callers_arrays(gauss_data):
+    theta, x = np.array([0.3], dtype=np.float32), np.linspace(0.5, 2.0, 50).astype(np.float32)
+    before = theta.copy(), x.copy()
+    exact = 0.5 * math.exp(0.5 * float(theta[0])) * x.astype(np.float64).sum()
+    fd = finite_difference_gradient(scaled_sum, theta, x)
+    assert abs(fd[0] - exact) <= 1e-9 * exact  # differences of float32 sums would be off by ~1e-4
+    assert np.array_equal(theta, before[0]) and np.array_equal(x, before[1])
+    theta4 = np.array([0.25, 0.7, 0.12, 0.18], dtype=np.float32)
+    check = check_gradient(gauss4d, theta4, gauss_data.astype(np.float32),
+                           derivative=FakeDerivative(gauss4d, gauss4d_grad))
+    assert check.ok and theta4.dtype == np.float32
 
 
 # ---------------------------------------------------------------- through ad.differentiate

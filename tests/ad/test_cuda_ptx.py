@@ -2,8 +2,8 @@
 
 The CUDA simulator does not type-check (it runs plain Python), so this is the test that the emitted device
 code is valid numba-cuda. It needs no GPU and no driver because the device functions are self-contained.
-Every kernel: value, raw_value_and_grad and raw_grad in float64; float32 on the CUDA subset (all kernels with
-``-m slow``).
+compile_ptx costs ~0.3-1 s per function, so by default: raw_value_and_grad (primal and adjoint together) of
+every kernel in float64, and all three functions in both dtypes for the CUDA subset; the rest with ``-m slow``.
 """
 import numba
 import numpy as np
@@ -31,7 +31,10 @@ def python_function(device_function):
     return fn
 
 
-def _check_ptx(case, dtype):
+ALL_FUNCTIONS = ("value", "raw_value_and_grad", "raw_grad")
+
+
+def _check_ptx(case, dtype, functions=ALL_FUNCTIONS):
     d = _derivative(case)
     dev = d.cuda(dtype=dtype)
     args = nm.to_dtype(case.args(), np.dtype(dtype))
@@ -45,7 +48,8 @@ def _check_ptx(case, dtype):
         "raw_grad": (arg_types + grad_types + (scratch_type,), numba.types.NoneType),
     }
     results = {}
-    for name, (types, want_kind) in signatures.items():
+    for name in functions:
+        types, want_kind = signatures[name]
         ptx, result = cuda.compile_ptx(python_function(getattr(dev, name)), types, device=True, cc=CC)
         assert ".func" in ptx, f"{case.name}.{name}: no device function in the PTX"
         assert isinstance(result, want_kind), f"{case.name}.{name} ({dtype}) returns {result}"
@@ -53,25 +57,31 @@ def _check_ptx(case, dtype):
     return results
 
 
+SUBSET = [c for c in corpus.CASES if c.cuda]
+OTHERS = [c for c in corpus.CASES if not c.cuda]
+
+
 @pytest.mark.parametrize("case", corpus.CASES, ids=lambda c: c.name)
-def test_device_functions_compile_to_ptx_float64(case):
-    _check_ptx(case, "float64")
+def test_value_and_grad_compiles_to_ptx_float64(case):
+    _check_ptx(case, "float64", ("raw_value_and_grad",))
 
 
-@pytest.mark.parametrize("case", [c for c in corpus.CASES if c.cuda], ids=lambda c: c.name)
-def test_device_functions_compile_to_ptx_float32(case):
-    _check_ptx(case, "float32")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", SUBSET, ids=lambda c: c.name)
+def test_subset_device_functions_compile_to_ptx(case, dtype):
+    _check_ptx(case, dtype, ("value", "raw_grad") if dtype == "float64" else ALL_FUNCTIONS)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", [c for c in corpus.CASES if not c.cuda], ids=lambda c: c.name)
-def test_device_functions_compile_to_ptx_float32_all(case):
-    _check_ptx(case, "float32")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", OTHERS, ids=lambda c: c.name)
+def test_all_device_functions_compile_to_ptx(case, dtype):
+    _check_ptx(case, dtype, ("value", "raw_grad") if dtype == "float64" else ALL_FUNCTIONS)
 
 
 def test_float32_build_computes_in_float32():
     """A float32 build that silently promotes to float64 (e.g. through float64 literals) loses the GPU speed."""
-    results = _check_ptx(corpus.BY_NAME["gauss4d"], "float32")
+    results = _check_ptx(corpus.BY_NAME["gauss4d"], "float32", ("value", "raw_value_and_grad"))
     assert results["value"] == numba.float32, results
     assert results["raw_value_and_grad"] == numba.float32, results
 

@@ -15,6 +15,10 @@ import pytest
 HERE = pathlib.Path(__file__).resolve().parent
 BATCH = 5
 
+if "ad_test_kernels" not in sys.modules:  # run as a script: load the corpus the way conftest.py does
+    sys.path.insert(0, str(HERE))
+    import conftest  # noqa: F401,E402
+
 
 def _batched_kernel_source(nargs, active_positions):
     """Text of a @cuda.jit kernel calling the device functions once per sample.
@@ -82,8 +86,6 @@ def _run_case(case, ad, cuda, np, nm):
 
 def _main():
     """Script side: runs in a fresh interpreter with NUMBA_ENABLE_CUDASIM=1 (or on a real GPU without it)."""
-    sys.path.insert(0, str(HERE))
-    import conftest  # noqa: F401  (loads the corpus package ad_test_kernels)
     import numpy as np
     from numba import cuda
 

@@ -85,7 +85,7 @@ def test_half_integer_reflection_is_exact():
 
 def test_digamma_recurrence_holds_across_zero_and_far_out():
     # psi(x + 1) = psi(x) + 1/x checks the reflection branch against the positive branch (x in (-1, 0))
-    # and large |x| where scipy's own unreduced tan(pi x) loses digits
+    # and at large |x|, where the exact argument reduction of the trigonometric term matters
     x = np.concatenate([-np.linspace(0.01, 0.99, 99), -1e4 - np.linspace(0.1, 0.9, 9), np.geomspace(0.01, 1e3, 50)])
     lhs, rhs = plain("digamma", x + 1.0), plain("digamma", x) + 1.0 / x
     assert rel_err(lhs, rhs, np.abs(lhs) + np.abs(1.0 / x)).max() <= 1e-12
@@ -137,7 +137,7 @@ def test_lbeta_matches_scipy_where_scipy_is_accurate():
 
 def test_lbeta_recurrence_holds_across_the_large_argument_branch():
     # B(a + 1, b) = B(a, b) * a / (a + b) is exact, so lbeta(a, b) - lbeta(a + 1, b) = log1p(b / a)
-    a = np.concatenate([np.geomspace(10.0, 1e9, 40), [9999.5, 9999.0]])
+    a = np.concatenate([np.geomspace(10.0, 1e9, 40), [9.0, 9.5, 9.999]])  # the Stirling branch starts at 10
     for b in [1e-3, 0.5, 3.0, 1e3, 1e6]:
         lhs = plain("lbeta", a, np.full_like(a, b)) - plain("lbeta", a + 1.0, np.full_like(a, b))
         scale = np.abs(plain("lbeta", a, np.full_like(a, b)))

@@ -93,6 +93,7 @@ def gaussian_run(d=2, nlive=100, seed=0, low=-1.0, high=3.0, name="synthetic", s
         dead=DeadPoints(u=u, theta=theta, logl=logl, logl_birth=birth),
         weights=weights, samples=samples, diagnostics=diagnostics,
         settings={"nlive": nlive, "delete_fraction": 1.0 / nlive, "seed": seed, "backend": "synthetic",
-                  "dtype": "float64", "dlogz": stop_dlogz, "hmc": {"steps": 10}},
+                  "dtype": "float64", "dlogz": stop_dlogz, "hmc": {"steps": 10},
+                  "prior": {p: ["uniform", low, high] for p in params}},
         truths={p: low + width * CENTRE for p in params}, reference_logz=0.0,
     )

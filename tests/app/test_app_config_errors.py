@@ -129,6 +129,66 @@ def test_kernel_syntax_error_names_kernel_line(folder):
     assert "syntax error" in str(info.value)
 
 
+def test_kernel_the_differentiator_rejects(folder, capsys):
+    """ad.KernelError's file:line:col passes through, under the config key, at load time."""
+    (folder / "kernel.py").write_text(KERNEL.replace("    return total", "    while total > 0.0:\n"
+                                                     "        total -= 1.0\n    return total"))
+    path = write(folder, GOOD)
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:3: likelihood.kernel: the differentiator rejects this kernel"), message
+    assert f"{(folder / 'kernel.py').resolve()}:10:5:" in message and "while" in message, message
+    assert main(["check", str(path)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_gradient_signature(folder):
+    (folder / "kernel.py").write_text(KERNEL + "\n\ndef grad(theta, x):\n    return 0.0\n")
+    with pytest.raises(ConfigError, match=r"likelihood.gradient: .*kernel.py:13:1: the gradient must take"):
+        load(write(folder, GOOD.replace("  data:", "  gradient: kernel.py:grad\n  data:")))
+
+
+BUILTIN = """\
+likelihood:
+  builtin: gaussian_shells
+  options: {ndim: 3}
+params:
+  x3: {prior: uniform, low: -5.0, high: 5.0}
+"""
+
+
+@pytest.mark.parametrize("old, new, key, expected", [
+    ("gaussian_shells", "gaussian_shell", "likelihood.builtin", "did you mean 'gaussian_shells'"),
+    ("ndim: 3", "ndims: 3", "likelihood.options.ndims", "unknown option"),
+    ("x3:", "x4:", "params.x4", "not a parameter of built-in 'gaussian_shells'"),
+    ("low: -5.0", "low: 6.0", "params.x3.high", "greater than low"),
+])
+def test_builtin_config_errors(folder, old, new, key, expected):
+    with pytest.raises(ConfigError) as info:
+        load(write(folder, BUILTIN.replace(old, new)))
+    assert f": {key}: " in str(info.value) and expected in str(info.value), str(info.value)
+
+
+def test_builtin_params_override_priors(folder):
+    from sampler.config import build
+
+    problem = build(load(write(folder, BUILTIN)))
+    assert problem.params == ["x1", "x2", "x3"]
+    assert problem.prior.to_spec()["x3"] == ("uniform", -5.0, 5.0)
+    assert problem.prior.to_spec()["x1"] == ("uniform", -6.0, 6.0)
+    assert problem.reference_logz is None  # the built-in's evidence holds for its own priors only
+    assert build(load(write(folder, BUILTIN.split("params:")[0]))).reference_logz is not None
+
+
+def test_gpu_backend_the_sampler_cannot_use_names_backend(folder, nestgrad):
+    """Without a usable GPU, or with one (the sampler's chains run on the CPU only so far): one message at
+    `backend`, exit 2. A subprocess, so a failed CUDA driver initialisation stays out of this process."""
+    proc = nestgrad("run", write(folder, GOOD), "--backend", "gpu", "--quiet")
+    assert proc.returncode == 2, proc.stderr
+    assert ": backend: " in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("data, expected", [
     (np.zeros(20), "indexes 'x' with 2 indices"),
     (np.zeros((0, 20)), "reads index 0 on axis 0"),
@@ -167,3 +227,12 @@ def test_subprocess_config_error_exit_2(folder):
     assert proc.returncode == 2, proc.stderr
     assert f"{path}:{line_of(GOOD, 'nlive')}: sampler.nlive: expected an integer" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_embedded_default_config_is_the_seed_gaussian(tmp_path, monkeypatch):
+    """`nestgrad run` without CONFIG: the packaged default, resolved against the working directory."""
+    monkeypatch.chdir(tmp_path)
+    default, shipped = load(None), load(REPO / "configs" / "gaussian4d.yaml")
+    assert default.likelihood.builtin == shipped.likelihood.builtin == "gaussian4d"
+    assert default.sampler == shipped.sampler and default.backend == "cpu"
+    assert default.output.dir == (tmp_path / "runs" / "gaussian4d").resolve()

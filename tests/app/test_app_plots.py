@@ -57,11 +57,3 @@ def test_plot_command_errors(tmp_path, capsys):
     assert "results.json: not found" in capsys.readouterr().err
     assert main(["plot", str(tmp_path), "--kinds", "cornr"]) == 2
     assert "unknown plot 'cornr'" in capsys.readouterr().err
-
-
-def test_many_parameters_stay_readable(tmp_path):
-    """A 12-parameter run: the corner plot shows the first 10 (a 12x12 grid would be unreadable)."""
-    run = gaussian_run(d=12, nlive=40, seed=1, name="wide", stop_dlogz=0.5)
-    (png,) = make_plots(run, tmp_path, kinds=("corner",))
-    assert_real_image(png)
-    assert matplotlib.image.imread(png).shape[0] < 3500

@@ -20,7 +20,7 @@ def folder(run, tmp_path_factory):
 
 def test_files_of_the_contract_exist(folder):
     for name in ("gauss3.txt", "gauss3_dead-birth.txt", "gauss3_equal_weights.txt", "gauss3.paramnames",
-                 "results.json", "diagnostics.npz"):
+                 "gauss3.ranges", "results.json", "diagnostics.npz"):
         assert (folder / name).stat().st_size > 0, name
     assert not list(folder.glob("*.tmp*")), "temporary files must be renamed into place"
 
@@ -89,4 +89,6 @@ def test_getdist_reads_the_folder(run, folder):
     assert [p.label for p in samples.paramNames.names] == [run.latex[p] for p in run.params]
     means = np.average(run.dead.theta, axis=0, weights=run.weights)
     np.testing.assert_allclose(samples.getMeans()[:3], means, rtol=1e-6)
+    # the prior bounds from the settings reach getdist through <name>.ranges
+    assert samples.ranges.getLower("x0") == -1.0 and samples.ranges.getUpper("x2") == 3.0
     np.testing.assert_allclose(samples.getMeans()[:3], 1.0, atol=0.05)  # truth: theta centre = -1 + 4 * 0.5

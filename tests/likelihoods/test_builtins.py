@@ -99,16 +99,17 @@ def test_poisson_logz_against_quadrature_per_bin():
 
 def test_linear_regression_logz_against_a_grid():
     b = builtin.get("linear_regression", n=20, seed=3)
-    slope, intercept = b.truths["slope"], b.truths["intercept"]
-    axes = [np.linspace(slope - 0.2, slope + 0.2, 121), np.linspace(intercept - 1.2, intercept + 1.2, 121),
-            np.exp(np.linspace(math.log(0.1), math.log(1.5), 121))]
-    # the sigma axis is uniform in log sigma: integrate in t = log sigma with the loguniform prior density
-    mesh = np.meshgrid(*axes, indexing="ij")
-    points = np.stack([m.ravel() for m in mesh], axis=1)
-    values = np.array([b.kernel(p, *b.data.values()) for p in points])
-    dt = math.log(axes[2][1] / axes[2][0])
-    logz = (logsumexp(values) + math.log(axes[0][1] - axes[0][0]) + math.log(axes[1][1] - axes[1][0]) + math.log(dt)
-            - math.log(100.0) - math.log(math.log(1000.0)))
+    x, y = b.data["x"], b.data["y"]
+    slope = np.linspace(1.3, 1.7, 161)[:, None, None]
+    intercept = np.linspace(-0.7, 1.7, 161)[None, :, None]
+    log_sigma = np.linspace(math.log(0.1), math.log(1.5), 161)
+    sigma = np.exp(log_sigma)[None, None, :]
+    rss = sum((yi - slope * xi - intercept) ** 2 for xi, yi in zip(x, y))
+    ll = -0.5 * rss / sigma**2 - x.size * np.log(sigma) - 0.5 * x.size * math.log(2 * math.pi)
+    assert abs(b.kernel(np.array([1.3, -0.7, 0.1]), x, y) - ll[0, 0, 0]) < 1e-9  # the grid is the kernel
+    # the loguniform prior on sigma is flat in log sigma: integrate over the log-sigma grid
+    cells = [np.diff(a.ravel())[0] for a in (slope, intercept, log_sigma)]
+    logz = logsumexp(ll) + sum(math.log(c) for c in cells) - math.log(100.0) - math.log(math.log(1000.0))
     assert abs(logz - b.reference_logz) < 0.01
 
 

@@ -87,3 +87,38 @@ def to_dtype(args, dtype):
         else:
             out.append(a)
     return tuple(out)
+
+
+def smooth_at(f, args, positions):
+    """False where ``f`` is not smooth within a finite-difference step of the point (in any direction).
+
+    Two signatures of smoothness, both at rounding-level tolerance: the second difference
+    ``f(x+h) - 2 f(x) + f(x-h)`` shrinks 4x when h halves (only 2x at a kink, not at all at a jump), and the
+    error of central differences shrinks 4x too (only 2x where f is C1 but not C2, e.g. ``t * abs(t)`` at 0,
+    which the symmetric second difference cannot see).
+    """
+    f0 = f(*args)
+    noise = 1e-13 * (1.0 + abs(f0))  # a few hundred ulps of f: rounding, not structure
+
+    def at(pos, j, delta):
+        moved = [a.copy() if k == pos else a for k, a in enumerate(args)]
+        moved[pos][j] += delta
+        return f(*moved)
+
+    def shrinks_fourfold(big, small, floor):
+        return abs(big) <= floor or abs(big - 4.0 * small) <= 0.5 * abs(big) + floor
+
+    for pos in positions:
+        x = np.asarray(args[pos], dtype=np.float64)
+        for j in range(x.shape[0]):
+            h = 4.0 * FD_STEP * max(abs(x[j]), 0.1)
+            steps = (h, 0.5 * h, 0.25 * h)
+            plus = [at(pos, j, s) for s in steps]
+            minus = [at(pos, j, -s) for s in steps]
+            second = [p - 2.0 * f0 + m for p, m in zip(plus, minus)]
+            central = [(p - m) / (2.0 * s) for p, m, s in zip(plus, minus, steps)]
+            if not shrinks_fourfold(second[0], second[1], noise):
+                return False
+            if not shrinks_fourfold(central[0] - central[1], central[1] - central[2], 4.0 * noise / steps[2]):
+                return False
+    return True

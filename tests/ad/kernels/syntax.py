@@ -105,6 +105,19 @@ def _data_first_args():
     return np.linspace(0.0, 2.0, 6), np.array([0.7, 1.9])
 
 
+def shape_only_data(theta, x, y):
+    # x is read only through its shape (a trip count); y is not read at all
+    n = x.shape[0]
+    s = 0.0
+    for i in range(n):
+        s += math.log(theta[0] + i) * theta[1]
+    return s - n * theta[1] * theta[1]
+
+
+def _shape_only_data_args():
+    return np.array([0.8, 1.6]), np.zeros(6), np.ones((2, 2))
+
+
 def two_active(a, b, x):
     # two active arguments: gradients come back per argument, in wrt order
     s = 0.0
@@ -137,6 +150,8 @@ CASES = [
     Case("scalar_args", scalar_args, _scalar_args_args, tags=("int scalar data", "float scalar data")),
     Case("data_3d", data_3d, _data_3d_args, tags=("3-D data", "theta[k]")),
     Case("data_first", data_first, _data_first_args, tags=("active argument not first",)),
+    Case("shape_only_data", shape_only_data, _shape_only_data_args, tags=("data used only via shape",
+                                                                          "unused data argument")),
     Case("two_active", two_active, _two_active_args, wrt=("a", "b"), cuda=True, tags=("wrt two arguments",)),
     Case("two_active_partial", two_active_partial, _two_active_partial_args, wrt=("w", "theta"),
          tags=("wrt order differs from argument order",)),

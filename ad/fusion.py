@@ -1,0 +1,82 @@
+"""Fusing a reduction loop's reverse sweep into its forward pass (one pass over the data instead of two).
+
+For ``acc += g(theta, x[i])`` the adjoint of ``acc`` is the same in every iteration, so if it can be computed
+*before* the loop (``return -0.5 * quad - ...`` gives ``quad_bar = -0.5``), each iteration can run its forward
+statements and then its adjoint statements right away.  Conditions, all checked here:
+
+* the loop is at the kernel's top level and an independent-iteration reduction;
+* every active carried value is a pure sum: its versions in the body are only added to, subtracted from (as
+  the left operand) or copied -- so the adjoint passes through an iteration unchanged;
+* the statements of the reverse sweep after the loop that determine the accumulators' adjoints are plain
+  assignments reading only values computed before the loop.
+The adjoints at the loop exit are then computed ahead of the loop into private names (the real reverse sweep
+later computes them again for the other adjoints, unchanged).
+"""
+from . import dce
+from .ir import Assign, Const, For, GradAdd, If, RuleCall, Store, ZeroGrad, is_var, rename_all, uses, walk
+
+
+def pure_sum_carried(loop, carried, active):
+    """True when every active carried variable of ``loop`` is only summed into."""
+    chain = {v for v in carried if v in active}
+    changed = True
+    while changed:
+        changed = False
+        for s in walk(loop.body):
+            if isinstance(s, Assign) and s.dst not in chain:
+                hits = [a for a in s.args if is_var(a) and a in chain]
+                if hits and s.op in ("add", "copy") or (s.op == "sub" and s.args[0] in chain):
+                    chain.add(s.dst)
+                    changed = True
+    for s in walk(loop.body):
+        if isinstance(s, Assign):
+            hits = [k for k, a in enumerate(s.args) if is_var(a) and a in chain]
+            if not hits:
+                if s.dst in chain:
+                    return False  # a version of the accumulator computed from something else
+                continue
+            if s.op == "copy" or (s.op == "add" and len(hits) == 1) or (s.op == "sub" and hits == [0]):
+                continue
+            return False
+        elif isinstance(s, (If, For)):
+            if any(u in chain for u in uses(s)):
+                return False
+        elif isinstance(s, RuleCall):
+            if any(is_var(a) and a in chain for a in s.args):
+                return False
+    return True
+
+
+def _strip_effects(stmts):
+    out = []
+    for s in stmts:
+        if isinstance(s, (GradAdd, Store, ZeroGrad)):
+            continue
+        if isinstance(s, If):
+            s = If(s.cond, _strip_effects(s.then), _strip_effects(s.orelse), s.pos)
+        elif isinstance(s, For):
+            s = For(s.var, s.start, s.stop, s.step, _strip_effects(s.body), s.pos, s.counter, s.reverse, s.loop_id)
+        out.append(s)
+    return out
+
+
+def exit_adjoints_ahead(after_reverse, targets, available, adjoint_names, tag):
+    """Statements computing the loop-exit adjoints ``targets`` before the loop, or None if impossible.
+
+    ``after_reverse``: the reverse sweep of everything after the loop (seed included); ``available``: values
+    computed before the loop. Returns ``(statements, {target: private name})``."""
+    sliced = dce.eliminate(_strip_effects(after_reverse), set(targets))
+    if any(not isinstance(s, Assign) for s in sliced):
+        return None
+    defined = set()
+    for s in sliced:
+        for a in s.args:
+            if is_var(a) and a not in defined and a not in adjoint_names and a not in available:
+                return None
+        defined.add(s.dst)
+    names = {s.dst for s in sliced} | {a for s in sliced for a in s.args if is_var(a) and a in adjoint_names}
+    names |= set(targets)
+    mapping = {n: f"{n}_ahead{tag}" for n in names}
+    out = [Assign(mapping[n], "copy", [Const(0.0)]) for n in sorted(names)]
+    out += rename_all(sliced, mapping)
+    return out, {t: mapping[t] for t in targets}

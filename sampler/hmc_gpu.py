@@ -1,0 +1,102 @@
+"""The fused constrained-HMC kernel on the GPU: one numba.cuda thread per chain, per-thread xoroshiro state.
+
+The trajectory body is the CPU one (:func:`sampler.hmc.chain_function`) compiled as a CUDA device function;
+the prior transform and the RNG are re-targeted copies of the CPU helpers (same Python code, CUDA globals), so
+the two backends cannot drift apart. ``GpuChainKernel`` has the CPU ``advance`` call signature, so
+:func:`sampler.nested.step` drives either. Per iteration only the k start points, step sizes and RNG states go
+to the device and the k end points come back (k x d numbers); the likelihood data stay on the device.
+
+Tested under the CUDA simulator (``tests/sampler/test_hmc_gpu.py``, in a subprocess); not yet run on a GPU.
+"""
+
+import types
+
+import numpy as np
+from numba import cuda  # importing needs no driver; module-level so the CUDA simulator can swap it in kernels
+
+from . import prior_families, rng
+from .hmc import chain_function
+
+_THREADS_PER_BLOCK = 64
+
+
+def _retarget(fn, jit, **replace):
+    """``fn``'s Python code compiled by ``jit`` with some of its globals replaced (e.g. by device versions)."""
+    py = getattr(fn, "py_func", fn)
+    namespace = dict(py.__globals__)
+    namespace.update(replace)
+    return jit(types.FunctionType(py.__code__, namespace, py.__name__, py.__defaults__, py.__closure__))
+
+
+def device_helpers():
+    """CUDA device versions of the prior transform and the per-chain normal deviate."""
+    dev = cuda.jit(device=True)
+    rotl = _retarget(rng._rotl, dev)
+    next_u64 = _retarget(rng.next_uint64, dev, _rotl=rotl)
+    uniform = _retarget(rng.uniform, dev, next_uint64=next_u64)
+    normal = _retarget(rng.normal, dev, uniform=uniform)
+    ndtri = _retarget(prior_families.ndtri, dev)
+    normal_jac = _retarget(prior_families._normal_jac, dev)
+    transform = _retarget(prior_families.transform_one, dev, ndtri=ndtri, _normal_jac=normal_jac)
+    return transform, normal
+
+
+_KERNEL_CACHE = {}
+
+
+def make_gpu_chain_kernel(value, value_and_grad):
+    """A ``numba.cuda`` kernel ``advance[blocks, threads](...)`` for device functions ``value``/``value_and_grad``
+    (``Likelihood.cuda_kernels()``), with the same arguments as the CPU ``advance``."""
+    key = (id(value), id(value_and_grad))
+    hit = _KERNEL_CACHE.get(key)
+    if hit is not None and hit[0] is value and hit[1] is value_and_grad:
+        return hit[2]
+    transform, normal = device_helpers()
+    dev = cuda.jit(device=True)
+    chain = chain_function(value, value_and_grad, transform, normal, dev, dev)
+
+    @cuda.jit
+    def advance(u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every, rng_states, data, codes, args,
+                work_u, work_v, work_y, work_w, work_z, work_theta, work_jac, work_grad, work_scratch,
+                out_u, out_theta, out_logl, stats):
+        j = cuda.grid(1)
+        if j < u_start.shape[0]:
+            chain(j, u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every, rng_states, data, codes,
+                  args, work_u, work_v, work_y, work_w, work_z, work_theta, work_jac, work_grad, work_scratch,
+                  out_u, out_theta, out_logl, stats)
+
+    _KERNEL_CACHE[key] = (value, value_and_grad, advance)
+    return advance
+
+
+class GpuChainKernel:
+    """Host-side driver with the CPU ``advance`` signature: stages the per-iteration inputs on the device, runs
+    one thread per chain, and copies end points, statistics and the advanced RNG states back into the host
+    arrays the caller passed (so checkpoints and determinism work as on the CPU)."""
+
+    def __init__(self, kernels, prior_codes, prior_args, nchains, ndim):
+        self.cuda = cuda
+        self.kernel = make_gpu_chain_kernel(kernels.value, kernels.value_and_grad)
+        dtype = np.dtype(kernels.dtype)
+        f8 = np.float64
+        self.codes = cuda.to_device(np.ascontiguousarray(prior_codes))
+        self.args = cuda.to_device(np.ascontiguousarray(prior_args))
+        self.work = [cuda.device_array((nchains, ndim), f8) for _ in range(5)]
+        self.work += [cuda.device_array((nchains, ndim), dtype), cuda.device_array((nchains, ndim), f8),
+                      cuda.device_array((nchains, ndim), dtype),
+                      cuda.device_array((nchains, max(int(kernels.scratch_size), 1)), dtype)]
+        self.blocks = (nchains + _THREADS_PER_BLOCK - 1) // _THREADS_PER_BLOCK
+
+    def __call__(self, u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every, rng_states, data, codes,
+                 args, *host_work):
+        cuda = self.cuda
+        out_u, out_theta, out_logl, stats = host_work[-4:]
+        d_rng = cuda.to_device(rng_states)
+        d_out = [cuda.device_array_like(a) for a in (out_u, out_theta, out_logl, stats)]
+        self.kernel[self.blocks, _THREADS_PER_BLOCK](
+            cuda.to_device(np.ascontiguousarray(u_start)), cuda.to_device(np.ascontiguousarray(logl_start)),
+            float(logl_star), cuda.to_device(np.ascontiguousarray(step_sizes)), int(n_steps), int(refresh_every),
+            d_rng, data, self.codes, self.args, *self.work, *d_out)
+        for host, dev in zip((out_u, out_theta, out_logl, stats), d_out):
+            dev.copy_to_host(host)
+        d_rng.copy_to_host(rng_states)

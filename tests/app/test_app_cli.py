@@ -1,0 +1,178 @@
+"""`nestgrad` end to end: run, check, list; SIGKILL mid-run then --resume equals the uninterrupted run."""
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sampler.cli import main
+from sampler.run_folder import read_run_folder
+
+REPO = Path(__file__).resolve().parents[2]
+
+SMALL = """\
+name: small
+likelihood:
+  builtin: gaussian4d
+sampler:
+  nlive: 150
+  dlogz: 0.1
+  seed: 11
+  checkpoint_every: 0.001
+backend: cpu
+output:
+  dir: {out}
+  plots: [corner]
+"""
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, nestgrad_inprocess):
+    """One uninterrupted run (in this process, to compile the kernel once for the session): the end-to-end
+    checks and the reference for the resume test, whose runs are real subprocesses."""
+    folder = tmp_path_factory.mktemp("cli")
+    config = folder / "small.yaml"
+    config.write_text(SMALL.format(out="runs/reference"))
+    status, out, err = nestgrad_inprocess("run", config)
+    assert status == 0, err
+    return config, folder / "runs" / "reference", (out, err)
+
+
+def test_run_writes_a_correct_run_folder(reference):
+    config, out, (stdout, stderr) = reference
+    assert "Traceback" not in stderr
+    assert "logZ" in stdout and str(out) in stdout, stdout
+    results = read_run_folder(out)
+    assert results.name == "small" and results.params == ["mu1", "mu2", "sigma1", "sigma2"]
+    assert results.latex["sigma1"] == r"\sigma_{1}"
+    # the built-in's quadrature evidence must lie within the run's own error bar (4 sigma)
+    assert abs(results.logz - results.reference_logz) < 4 * results.logz_err
+    assert np.all(results.dead.logl > results.dead.logl_birth)
+    assert json.loads((out / "gradient_check.json").read_text())["ok"] is True
+    assert (out / "checkpoint.npz").is_file()
+    png = out / "plots" / "small_corner.png"
+    assert png.stat().st_size > 20_000 and png.with_suffix(".pdf").is_file()
+    assert not (out / "plots" / "small_trace.png").exists()  # only the plots the config asks for
+
+
+def test_anesthetic_reads_a_real_run(reference):
+    anesthetic = pytest.importorskip("anesthetic", reason="anesthetic is not installed")
+    _, out, _ = reference
+    results = read_run_folder(out)
+    samples = anesthetic.read_chains(str(out / "small"))
+    assert abs(samples.logZ() - results.logz) < 0.05  # same dead points, anesthetic's own evidence code
+
+
+def _wait_for(predicate, proc, timeout=240):
+    start = time.time()
+    while not predicate():
+        assert proc.poll() is None, f"the run ended before the test could interrupt it:\n{proc.stderr.read()}"
+        assert time.time() - start < timeout, "no checkpoint appeared"
+        time.sleep(0.002)
+
+
+def test_sigkill_then_resume_equals_uninterrupted_run(reference, app_env, tmp_path):
+    config, ref_out, _ = reference
+    out = tmp_path / "killed"
+    checkpoint = out / "checkpoint.npz"
+    command = [sys.executable, "-m", "sampler", "run", str(config), "--out", str(out), "--quiet"]
+
+    # 1. SIGKILL as soon as the first checkpoint exists: nothing gets a chance to clean up
+    proc = subprocess.Popen(command, cwd=REPO, env=app_env, stderr=subprocess.PIPE, text=True)
+    _wait_for(checkpoint.is_file, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert not (out / "results.json").exists(), "the run finished before it was killed"
+
+    # 2. resume, and Ctrl-C it once it has written a newer checkpoint: exit 130 and the resume command
+    stamp = checkpoint.stat().st_mtime_ns
+    proc = subprocess.Popen(command + ["--resume"], cwd=REPO, env=app_env, stderr=subprocess.PIPE, text=True)
+    _wait_for(lambda: checkpoint.stat().st_mtime_ns != stamp, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "resume with: nestgrad run" in err and "--resume" in err and "Traceback" not in err
+
+    # 3. resume to the end: exactly the uninterrupted run
+    done = subprocess.run(command + ["--resume"], cwd=REPO, env=app_env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    got, want = read_run_folder(out), read_run_folder(ref_out)
+    for field in ("logz", "logz_err", "information", "niter", "nlike", "ngrad"):
+        assert getattr(got, field) == getattr(want, field), field
+    for field in ("u", "theta", "logl", "logl_birth"):
+        np.testing.assert_array_equal(getattr(got.dead, field), getattr(want.dead, field))
+    np.testing.assert_array_equal(got.samples, want.samples)
+
+
+def test_resume_with_other_settings_is_a_clear_error(reference, nestgrad_inprocess, tmp_path):
+    config, ref_out, _ = reference
+    shutil.copy(ref_out / "checkpoint.npz", tmp_path / "checkpoint.npz")
+    status, _, err = nestgrad_inprocess("run", config, "--out", tmp_path, "--seed", "12", "--resume")
+    assert status == 2, err
+    assert "checkpoint.npz: checkpoint was written with seed = 11" in err and "Traceback" not in err
+
+
+def test_run_config_api(reference, tmp_path, monkeypatch, app_env):
+    """`sampler.run_config(config)`: the CLI's run as a function returning Results (same seed, same numbers)."""
+    import dataclasses
+
+    import sampler
+    from sampler.config import load
+
+    monkeypatch.setenv("NESTGRAD_CACHE_DIR", app_env["NESTGRAD_CACHE_DIR"])
+    config, ref_out, _ = reference
+    config = load(config)
+    config = dataclasses.replace(config, output=dataclasses.replace(config.output, dir=tmp_path / "api"))
+    results = sampler.run_config(config)
+    assert results.logz == read_run_folder(ref_out).logz
+    assert results.name == "small" and results.reference_logz is not None
+    assert (tmp_path / "api" / "plots" / "small_corner.png").is_file()
+
+
+def test_resume_without_checkpoint_is_a_clear_error(tmp_path, capsys):
+    config = tmp_path / "small.yaml"
+    config.write_text(SMALL.format(out="runs/none"))
+    assert main(["run", str(config), "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "no checkpoint at" in err and "Traceback" not in err
+
+
+CUSTOM = REPO / "configs" / "custom"
+
+
+def test_check_command_on_the_custom_example(nestgrad_inprocess):
+    status, out, err = nestgrad_inprocess("check", CUSTOM / "custom.yaml", "-n", "6")
+    assert status == 0, err
+    assert "AD vs FD" in out and "AD vs analytic" in out and "OK" in out
+
+
+def test_run_refuses_a_wrong_gradient(nestgrad_inprocess, tmp_path):
+    """A planted sign error in the analytic gradient: `run` prints the table and exits 3 before sampling."""
+    (tmp_path / "kernels").mkdir()
+    source = (CUSTOM / "kernels" / "model.py").read_text()
+    (tmp_path / "kernels" / "model.py").write_text(source.replace("out[1] = gb", "out[1] = -gb"))
+    (tmp_path / "data").symlink_to(CUSTOM / "data")
+    text = (CUSTOM / "custom.yaml").read_text().replace("../../runs/line", "runs/line")
+    (tmp_path / "custom.yaml").write_text(text)
+    status, _, err = nestgrad_inprocess("run", tmp_path / "custom.yaml", "--quiet")
+    assert status == 3, err
+    assert "analytic vs FD" in err and "!" in err and "--no-check" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "runs" / "line" / "results.json").exists()
+
+
+def test_list_shows_every_builtin(capsys):
+    from likelihoods import builtin
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in builtin.names():
+        assert f"{name}:" in out
+    assert "sigma1     uniform(0.01, 0.5)" in out

@@ -1,0 +1,96 @@
+"""Batched results equal per-sample plain-Python results, on the cpu and python backends."""
+
+import numpy as np
+import pytest
+
+from likelihoods import Likelihood, builtin
+from likelihoods.derivatives import AnalyticDerivative
+
+from likelihood_helpers import assert_close
+
+BATCHES = (1, 7, 1000)
+GRAD_ONLY = ("gaussian4d", "gaussian_shells", "student_t")  # every built-in's grad() runs on the python backend
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", builtin.names())
+def test_cpu_batches_match_per_sample_python(name, dtype, points):
+    b, thetas, ref_v, ref_g = points(name)
+    L = b.likelihood(backend="cpu", dtype=dtype)
+    assert L.dtype == np.dtype(dtype) and L.params == b.params
+    for batch in BATCHES:
+        v, g = L.logl_and_grad(thetas[:batch])
+        assert v.shape == (batch,) and g.shape == (batch, b.ndim) and v.dtype == np.dtype(dtype)
+        assert_close(v, g, ref_v[:batch], ref_g[:batch], dtype)
+        assert L.nbad == np.count_nonzero(np.isnan(ref_v[:batch]))
+    if dtype == "float64":  # the value-only driver (float32: same code, other dtype)
+        assert_close(L.logl(thetas), None, ref_v, None, dtype)
+    if dtype == "float64" and name in GRAD_ONLY:  # gradient-only driver: a representative few (compile time)
+        assert_close(None, L.grad(thetas), None, ref_g, dtype)
+
+
+@pytest.mark.parametrize("name", builtin.names())
+def test_python_backend_matches_per_sample_python(name, points):
+    b, thetas, ref_v, ref_g = points(name)
+    for dtype in ("float64", "float32"):
+        L = b.likelihood(backend="python", dtype=dtype)
+        for batch in (1, 7, 200):
+            v, g = L.logl_and_grad(thetas[:batch])
+            assert_close(v, g, ref_v[:batch], ref_g[:batch], dtype)
+        assert_close(L.logl(thetas[:7]), L.grad(thetas[:7]), ref_v[:7], ref_g[:7], dtype)
+
+
+def test_caller_buffers_are_filled_in_place(points):
+    b, thetas, ref_v, ref_g = points("gaussian4d")
+    L = b.likelihood(backend="cpu")
+    out, grad_out = np.empty(7), np.empty((7, 4))
+    v, g = L.logl_and_grad(thetas[:7], out=out, grad_out=grad_out)
+    assert v is out and g is grad_out
+    assert_close(out, grad_out, ref_v[:7], ref_g[:7], "float64")
+    with pytest.raises(ValueError, match="grad_out"):
+        L.logl_and_grad(thetas[:7], out=out, grad_out=np.empty((7, 3)))
+    with pytest.raises(ValueError, match=r"shape \(batch, 4\)"):
+        L.logl(thetas[:, :3])
+
+
+def test_analytic_derivative_drives_the_same_backends(points):
+    """The hand-written path (used by the benchmark) goes through the same drivers."""
+    b, thetas, ref_v, ref_g = points("linear_regression")
+    L = Likelihood.from_derivative(AnalyticDerivative(b.kernel, b.gradient), b.kernel, b.params, b.data)
+    assert_close(*L.logl_and_grad(thetas), ref_v, ref_g, "float64")
+
+
+def test_cpu_kernels_compose_inside_user_numba_code(points):
+    import numba
+
+    b, thetas, ref_v, ref_g = points("gaussian4d")
+    k = b.likelihood(backend="cpu").cpu_kernels()
+
+    @numba.njit
+    def walk(value_and_grad, data, thetas, scratch_size):
+        grad = np.empty(thetas.shape[1])
+        scratch = np.empty(scratch_size)
+        total = 0.0
+        for i in range(thetas.shape[0]):
+            total += value_and_grad(thetas[i], data, grad, scratch) + grad[0]
+        return total
+
+    expected = float(np.sum(ref_v[:50] + ref_g[:50, 0]))
+    assert abs(walk(k.value_and_grad, k.data, thetas[:50], k.scratch_size) - expected) < 1e-9 * abs(expected)
+    assert abs(k.value(thetas[3], k.data) - ref_v[3]) < 1e-9 * abs(ref_v[3])
+
+
+def test_unknown_backend_and_dtype_are_refused():
+    b = builtin.get("rosenbrock")
+    with pytest.raises(ValueError, match="backend"):
+        b.likelihood(backend="tpu")
+    with pytest.raises(ValueError, match="dtype"):
+        b.likelihood(dtype="float16")
+
+
+def test_auto_picks_gpu_only_when_one_is_usable():
+    from likelihoods.backends.gpu import gpu_usable
+
+    L = builtin.get("rosenbrock").likelihood(backend="auto")
+    assert L.backend == ("gpu" if gpu_usable() else "cpu")
+    assert L.dtype == (np.float32 if L.backend == "gpu" else np.float64)

@@ -1,0 +1,134 @@
+"""Data loading, shape checks against the kernel's indexing, casting, and kernel file references."""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from likelihoods import DataError, Likelihood, LikelihoodError
+from likelihoods.builtin import gaussian4d
+
+KERNEL = textwrap.dedent('''
+    import math
+
+
+    def line(theta, x, y, idx, scale):
+        total = 0.0
+        for i in range(x.shape[0]):
+            r = (y[int(idx[i])] - theta[0] * x[i] - theta[1]) / scale
+            total += r * r
+        return -0.5 * total
+''')
+
+
+@pytest.fixture
+def kernel_file(tmp_path):
+    path = tmp_path / "kernels.py"
+    path.write_text(KERNEL)
+    return path
+
+
+def _data(n=6):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=n)
+    return x, 2.0 * x + 1.0 + 0.1 * rng.normal(size=n)
+
+
+def _python_line(theta, x, y, scale):
+    return -0.5 * float(np.sum(((y - theta[0] * x - theta[1]) / scale) ** 2))
+
+
+@pytest.mark.parametrize("fmt", ["npy", "npz_key", "npz_single", "csv", "txt"])
+def test_each_file_format_round_trips(tmp_path, kernel_file, fmt):
+    x, y = _data()
+    if fmt == "npy":
+        np.save(tmp_path / "x.npy", x)
+        spec = "x.npy"
+    elif fmt == "npz_key":
+        np.savez(tmp_path / "d.npz", x=x, other=y)
+        spec = "d.npz:x"
+    elif fmt == "npz_single":
+        np.savez(tmp_path / "one.npz", values=x)
+        spec = "one.npz"
+    elif fmt == "csv":
+        np.savetxt(tmp_path / "x.csv", x, delimiter=",", header="x", comments="")
+        spec = "x.csv"
+    else:
+        np.savetxt(tmp_path / "x.txt", x)
+        spec = "x.txt"
+    data = {"x": spec, "y": y.tolist(), "idx": np.arange(6), "scale": 0.5}
+    L = Likelihood(f"{kernel_file}:line", ["a", "b"], data, backend="python", data_dir=tmp_path)
+    theta = np.array([[1.5, 0.3], [2.0, 1.0]])
+    expected = [_python_line(t, x, y, 0.5) for t in theta]
+    assert np.allclose(L.logl(theta), expected, rtol=1e-12)
+
+
+def test_index_data_stays_integer_and_float_data_is_cast(kernel_file):
+    x, y = _data()
+    L = Likelihood((kernel_file, "line"), ["a", "b"], {"x": x, "y": y, "idx": np.arange(6.0), "scale": 2},
+                   backend="python", dtype="float32")
+    x_cast, y_cast, idx_cast, scale_cast = L.data
+    assert x_cast.dtype == np.float32 and y_cast.dtype == np.float32
+    assert idx_cast.dtype.kind == "i" and np.isscalar(scale_cast) and scale_cast.dtype == np.float32
+    compiled = Likelihood((kernel_file, "line"), ["a", "b"], {"x": x, "y": y, "idx": np.arange(6), "scale": 2},
+                          backend="cpu", dtype="float32")
+    theta = np.array([[1.5, 0.3], [2.0, 1.0]], dtype=np.float32)
+    assert np.allclose(compiled.logl(theta), L.logl(theta), rtol=1e-5)
+
+
+def test_wrong_dimensions_name_the_key_and_the_kernel_line(kernel_file):
+    x, y = _data()
+    with pytest.raises(DataError) as err:
+        Likelihood(f"{kernel_file}:line", ["a", "b"], {"x": x[None, :], "y": y, "idx": np.arange(6), "scale": 1.0})
+    message = str(err.value)
+    assert err.value.key == "x" and "'x'" in message and f"{kernel_file}:7:" in message and "(1, 6)" in message
+    with pytest.raises(DataError, match="'scale'.*scalar"):
+        Likelihood(f"{kernel_file}:line", ["a", "b"], {"x": x, "y": y, "idx": np.arange(6), "scale": [1.0, 2.0]})
+    with pytest.raises(DataError, match="'idx'.*non-integers"):
+        Likelihood(f"{kernel_file}:line", ["a", "b"], {"x": x, "y": y, "idx": np.full(6, 0.5), "scale": 1.0})
+
+
+def test_missing_and_extra_keys_are_named(kernel_file):
+    x, y = _data()
+    with pytest.raises(DataError, match="'idx'.*no entry"):
+        Likelihood(f"{kernel_file}:line", ["a", "b"], {"x": x, "y": y, "scale": 1.0})
+    with pytest.raises(DataError, match="'z'.*not an argument"):
+        Likelihood(f"{kernel_file}:line", ["a", "b"], {"x": x, "y": y, "idx": np.arange(6), "scale": 1.0, "z": 1})
+
+
+def test_missing_files_and_npz_keys_are_named(tmp_path):
+    np.savez(tmp_path / "two.npz", a=np.zeros((2, 5)), b=np.zeros((2, 5)))
+    params = gaussian4d.PARAMS
+    with pytest.raises(DataError, match="'x'.*no array 'c'.*a, b"):
+        Likelihood(gaussian4d.kernel, params, {"x": "two.npz:c"}, data_dir=tmp_path)
+    with pytest.raises(DataError, match="'x'.*holds 2 arrays"):
+        Likelihood(gaussian4d.kernel, params, {"x": "two.npz"}, data_dir=tmp_path)
+    with pytest.raises(DataError, match="'x'.*does not exist"):
+        Likelihood(gaussian4d.kernel, params, {"x": "nothere.npy"}, data_dir=tmp_path)
+
+
+def test_theta_read_beyond_params_is_named(kernel_file):
+    with pytest.raises(LikelihoodError, match=r"gaussian4d.py:\d+:\d+: .*theta\[3\].*3 parameter"):
+        Likelihood(gaussian4d.kernel, ["mu1", "mu2", "sigma1"], {"x": np.zeros((2, 3))})
+
+
+def test_bad_kernel_references_are_named(tmp_path, kernel_file):
+    with pytest.raises(LikelihoodError, match="no function 'nope'.*line"):
+        Likelihood(f"{kernel_file}:nope", ["a"], {})
+    with pytest.raises(LikelihoodError, match="does not exist"):
+        Likelihood(f"{tmp_path}/missing.py:f", ["a"], {})
+    broken = tmp_path / "broken.py"
+    broken.write_text("def f(theta):\n    return theta[0] +\n")
+    with pytest.raises(LikelihoodError, match=r"broken.py:2:\d+: syntax error"):
+        Likelihood(f"{broken}:f", ["a"], {})
+
+
+def test_kernel_errors_from_ad_point_into_the_users_file(tmp_path):
+    import ad
+
+    path = tmp_path / "unsupported.py"
+    path.write_text("def f(theta):\n    total = 0.0\n    while total < 1.0:\n        total += theta[0]\n"
+                    "    return total\n")
+    with pytest.raises(ad.KernelError) as err:
+        Likelihood(f"{path}:f", ["a"], {})
+    assert str(err.value).startswith(f"{path}:3:")

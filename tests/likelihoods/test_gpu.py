@@ -1,0 +1,33 @@
+"""The GPU backend under the CUDA simulator and as PTX, each in a subprocess (the simulator must be chosen
+before numba is first imported)."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+HERE = pathlib.Path(__file__).parent
+ROOT = HERE.parent.parent
+
+
+def _run(mode, simulator):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE), env.get("PYTHONPATH", "")])
+    if simulator:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    else:
+        env.pop("NUMBA_ENABLE_CUDASIM", None)
+    result = subprocess.run([sys.executable, str(HERE / "gpu_checks.py"), mode], env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0 and "ALL OK" in result.stdout, result.stdout[-3000:] + result.stderr[-5000:]
+
+
+def test_gpu_backend_matches_per_sample_python_under_the_simulator():
+    _run("sim", simulator=True)
+
+
+def test_gpu_batch_kernels_compile_to_ptx():
+    pytest.importorskip("numba.cuda")
+    _run("ptx", simulator=False)

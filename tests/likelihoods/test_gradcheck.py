@@ -1,0 +1,58 @@
+"""check_gradient passes on every built-in and fails on planted wrong gradients."""
+
+import numpy as np
+import pytest
+
+from likelihoods import Likelihood, LikelihoodError, builtin
+from likelihoods.derivatives import AnalyticDerivative
+from likelihoods.gradcheck import GradientReport
+from likelihoods.builtin import gaussian4d
+
+
+@pytest.mark.parametrize("name", builtin.names())
+def test_every_builtin_passes(name):
+    report = builtin.get(name).likelihood(backend="python").check_gradient(n=8)
+    assert report.ok, report.table()
+    assert report.skipped == 0 and report.ad_vs_analytic is not None
+    assert "OK" in str(report) and all(p in str(report) for p in report.params)
+
+
+def _wrong_sigma2(theta, x, out):
+    gaussian4d.gradient(theta, x, out)
+    out[3] *= 1.01  # one percent off in one component
+
+
+def test_planted_wrong_analytic_gradient_fails():
+    b = builtin.get("gaussian4d")
+    L = Likelihood(b.kernel, b.params, b.data, backend="python", gradient=_wrong_sigma2, priors=b.priors)
+    report = L.check_gradient(n=4)
+    assert not report.ok
+    assert report.analytic_vs_fd[3] > 1e-3 and report.ad_vs_analytic[3] > 1e-3
+    assert np.all(report.ad_vs_fd < 1e-6)  # the AD gradient itself is fine
+    assert "FAILED" in report.table() and "!" in report.table().splitlines()[4]
+
+
+def test_planted_wrong_ad_gradient_fails():
+    """A derivative provider whose gradient is wrong is caught by the finite differences."""
+    b = builtin.get("gaussian4d")
+    L = Likelihood.from_derivative(AnalyticDerivative(b.kernel, _wrong_sigma2), b.kernel, b.params, b.data,
+                                   backend="python", priors=b.priors)
+    report = L.check_gradient(n=4)
+    assert not report.ok and report.ad_vs_fd[3] > 1e-3 and report.analytic is None
+
+
+def test_points_can_be_given_or_drawn_by_a_callable():
+    b = builtin.get("rosenbrock")
+    L = Likelihood(b.kernel, b.params, b.data, backend="python")  # no priors
+    with pytest.raises(LikelihoodError, match="pass thetas"):
+        L.check_gradient()
+    assert L.check_gradient(np.array([[0.3, -1.0], [2.0, 4.0]])).ok
+    report = L.check_gradient(lambda rng, n: rng.uniform(-2, 2, (n, 2)), n=5)
+    assert report.ok and report.thetas.shape == (5, 2)
+
+
+def test_report_without_finite_points_is_not_ok():
+    params = ("a",)
+    nan = np.full((2, 1), np.nan)
+    report = GradientReport.build(params, np.zeros((2, 1)), np.array([np.nan, np.inf]), nan, nan)
+    assert not report.ok and report.skipped == 2
