@@ -7,7 +7,7 @@ every int→float conversion is written as ``np.float32(...)`` so no float64 ari
 """
 import math
 
-from .ir import Assign, Const, For, GradAdd, If, Return, RuleCall, Store, ZeroGrad, is_var
+from .ir import Assign, For, GradAdd, If, Return, RuleCall, Store, ZeroGrad, is_var
 
 _SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%"}
 
@@ -138,7 +138,9 @@ class Emitter:
         if op == "neg":
             return f"-{self.opnd(a[0])}"
         if op == "cmp":
-            return f"{self.opnd(a[0])} {s.fn} {self.opnd(a[1])}"
+            t = [self.types.of(x) for x in a]
+            w = "float" if (self.f32 and "float" in t) else None  # float32 vs int64 would compare in float64
+            return f"{self.opnd(a[0], w)} {s.fn} {self.opnd(a[1], w)}"
         if op == "not":
             return f"not {self.opnd(a[0])}"
         if op == "index":

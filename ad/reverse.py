@@ -10,7 +10,7 @@ back at the start of each reverse iteration.  Branches replay their recomputed p
 from . import fusion, loops, rules
 from .errors import UnsupportedError
 from .ir import Assign, Const, For, GradAdd, If, RuleCall, Store, ZeroGrad, is_var, rename_all, walk
-from .lower import lower_partials, lower_template
+from .calls import lower_partials, lower_template
 
 ZERO = Const(0.0)
 ONE = Const(1.0)
@@ -207,8 +207,10 @@ class Reverse:
         elif op == "index":
             if a[0] in self.grad_names:
                 out.append(GradAdd(self.grad_names[a[0]], list(a[1:]), vb))
-        elif op in ("pow", "call"):
-            if op == "pow":
+        elif op in ("pow", "call", "mod"):
+            if op == "mod":
+                templates = ("1.0", "-float(math.floor(a / b))")  # a % b = a - b * floor(a / b)
+            elif op == "pow":
                 exponent = None if is_var(a[1]) else a[1].value
                 templates = rules.pow_partials(exponent)
             else:

@@ -49,16 +49,19 @@ def infer(body, arg_names, array_ndim, filename):
             producers.setdefault(s.dst, s)
     for _ in range(50):
         info = TypeInfo({}, arrays, int_arrays, int_scalars)
-        _fixpoint(body, info)
+        _fixpoint(body, info, filename)
         changed = _integer_contexts(body, info, producers, arg_names, filename)
         if not changed:
             return info
     raise KernelError("type inference did not converge", filename, 0, 0)
 
 
-def _result_type(s, info):
+def _result_type(s, info, filename):
     op, args = s.op, s.args
     t = [info.of(a) for a in args]
+    if "array" in t[1 if op in ("index", "shape") else 0:]:
+        raise KernelError("an array argument is used as a number here: index it (x[i]) -- kernels compute "
+                          "and return scalars", filename, *s.pos)
     if op == "copy":
         return t[0]
     if op in ("add", "sub", "mul"):
@@ -99,12 +102,12 @@ def _result_type(s, info):
     raise AssertionError(op)
 
 
-def _fixpoint(body, info):
+def _fixpoint(body, info, filename):
     for _ in range(100):
         changed = False
         for s in walk(body):
             if isinstance(s, Assign):
-                new = join(info.types.get(s.dst), _result_type(s, info))
+                new = join(info.types.get(s.dst), _result_type(s, info, filename))
             elif isinstance(s, RuleCall):
                 new = "float"
             elif isinstance(s, For):

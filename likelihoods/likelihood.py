@@ -46,7 +46,9 @@ class Likelihood:
 
     def _setup(self, kernel, derivative, params, data, backend, dtype, gradient, priors, data_dir):
         self.kernel, self.derivative = kernel, derivative
-        self.params = tuple(str(p) for p in params)
+        if isinstance(params, str) or not all(isinstance(p, str) for p in params):
+            raise LikelihoodError(f"params: expected a list of parameter names, got {params!r}")
+        self.params = tuple(params)
         if not self.params:
             raise LikelihoodError("params: at least one parameter name is needed")
         if not kernel.arg_names:
@@ -56,12 +58,16 @@ class Likelihood:
         self.backend = backends.resolve(backend)
         if dtype is None:
             dtype = GPU_DEFAULT_DTYPE if self.backend == "gpu" else "float64"
-        self.dtype = np.dtype(dtype)
+        try:
+            self.dtype = np.dtype(dtype)
+        except TypeError:
+            raise LikelihoodError(f"dtype must be 'float32' or 'float64', got {dtype!r}") from None
         if self.dtype not in (np.float32, np.float64):
             raise LikelihoodError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
         self.priors = priors_spec.validate(priors, self.params)
-        self.gradient = (kernel_source.resolve(gradient, base_dir=data_dir, what="gradient").function
-                         if gradient is not None else None)
+        self.gradient = gradient
+        if gradient is not None and not callable(gradient):  # a file reference
+            self.gradient = kernel_source.resolve(gradient, base_dir=data_dir, what="gradient").function
         loaded = load_all(data, data_dir)
         self.data = prepare(kernel, loaded, self.dtype)
         self._data64 = prepare(kernel, loaded, np.float64)  # for check_gradient, always in float64

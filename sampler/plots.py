@@ -53,6 +53,8 @@ def make_plots(results, outdir, kinds=PLOT_KINDS) -> list[Path]:
 def save_figure(figure, stem: Path) -> Path:
     png = stem.with_name(stem.name + ".png")
     figure.savefig(png)
+    # the layout computed for the PNG holds for the PDF too (figure-relative, dpi-independent): reuse it
+    figure.set_layout_engine("none")
     figure.savefig(stem.with_name(stem.name + ".pdf"))
     plt.close(figure)
     return png
@@ -85,4 +87,13 @@ def posterior_range(results, j: int, pad: float = 0.15) -> tuple[float, float]:
         truth = results.truths[results.params[j]]
         lo, hi = min(lo, truth), max(hi, truth)
     width = hi - lo if hi > lo else max(abs(lo), 1.0) * 1e-3
-    return lo - pad * width, hi + pad * width
+    lo, hi = lo - pad * width, hi + pad * width
+    # never pad past a hard prior bound: no posterior mass can lie there, and smoothing would draw some
+    spec = ((results.settings or {}).get("prior") or {}).get(results.params[j])
+    if spec:
+        from sampler.run_folder import prior_bounds
+
+        bound_lo, bound_hi = prior_bounds(spec[0], spec[1:])
+        lo = lo if bound_lo is None else max(lo, bound_lo)
+        hi = hi if bound_hi is None else min(hi, bound_hi)
+    return lo, hi

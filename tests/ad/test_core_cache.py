@@ -1,10 +1,12 @@
 """Generated modules live in the cache directory and a second process reuses them (file and numba cache)."""
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
 
+REPO = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = textwrap.dedent('''
     import json, os, sys
     import numpy as np
@@ -22,7 +24,7 @@ SCRIPT = textwrap.dedent('''
 
 def run(tmp_path):
     env = dict(os.environ, NESTGRAD_CACHE_DIR=str(tmp_path / "cache"), KERNEL_FILE=str(tmp_path / "kern.py"),
-               PYTHONPATH=os.pathsep.join([os.getcwd()] + sys.path))
+               PYTHONPATH=os.pathsep.join([str(REPO)] + sys.path))
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])

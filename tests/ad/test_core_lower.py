@@ -112,3 +112,12 @@ def test_helper_and_special_functions_are_inlined():
     ns = {}
     exec(compile(text, "<inline-test>", "exec"), ns)
     assert_gradient_ok(d, ns["k"], (np.array([1.3, 0.2]), np.zeros(1)))
+
+
+def test_float_modulo_and_floor_division():
+    text = ("import math\n\ndef k(theta, x):\n    a = theta[0] % 0.7\n    b = theta[1] % theta[0]\n"
+            "    c = theta[1] // 0.3\n    return a * b + c * theta[0]\n")
+    d = ad.differentiate_source(text, "k", filename="<mod>")
+    ns = {}
+    exec(compile(text, "<mod>", "exec"), ns)
+    assert_gradient_ok(d, ns["k"], (np.array([1.1, 2.5]), np.zeros(1)))

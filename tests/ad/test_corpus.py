@@ -3,6 +3,8 @@
 Derivatives and their numba compilations are shared across tests through module-level caches, so each kernel
 is differentiated once and compiled once per dtype.
 """
+import zlib
+
 import numpy as np
 import pytest
 
@@ -110,3 +112,27 @@ def test_jit_float32_matches_float64(case):
     for g32, g in zip(grads32, grads):
         problems = nm.close_mismatch(g32, g, 1e-3, 1e-4 * scale)
         assert not problems, f"{case.name}: float32 vs float64 gradient: {problems}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_gradient_at_nearby_points(case):
+    """Three more points around the test point: catches adjoints that are right only for one branch pattern.
+
+    A point that lands within a step of a switch (abs/min/max/if) is skipped; at least one must be checked.
+    """
+    rng = np.random.default_rng(zlib.crc32(case.name.encode()))  # deterministic per kernel
+    positions = nm.active_positions(case.fn, case.wrt)
+    d = derivative(case)
+    checked = 0
+    for _ in range(3):
+        args = [a * rng.uniform(0.9, 1.1, a.shape) if k in positions else a for k, a in enumerate(case.args())]
+        if not nm.smooth_at(case.fn, args, positions):
+            continue
+        value, grads = call_value_and_grad(d, case, args)
+        want = case.fn(*args)
+        assert value == pytest.approx(want, rel=1e-12, abs=1e-12)
+        fd, steps = nm.finite_difference_gradient(case.fn, list(args), positions)
+        problems = nm.fd_mismatch(grads, fd, steps, want)
+        assert not problems, f"{case.name} at {args[positions[0]]}:\n" + "\n".join(problems)
+        checked += 1
+    assert checked, "every nearby point was at a switch"

@@ -128,3 +128,13 @@ def test_early_return_gives_minus_inf():
         assert d.value_and_grad(bad, x, grad) == -np.inf
         assert d.value(bad, x) == -np.inf
         assert d.jit().value_and_grad(bad, x, grad) == -np.inf
+
+
+def test_jit_keeps_nan_for_bad_samples(poisson_d):
+    """The default fastmath flags keep NaN semantics: a sample outside the domain yields NaN, not a number."""
+    fast = poisson_d.jit()
+    _, c = POISSON.args()
+    bad = np.array([-1.0])  # log(lam) of a negative rate
+    grad = np.zeros(1)
+    assert np.isnan(fast.value(bad, c))
+    assert np.isnan(fast.value_and_grad(bad, c, grad))

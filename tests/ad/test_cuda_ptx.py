@@ -24,10 +24,14 @@ def _derivative(case):
     return _derivatives[case.name]
 
 
-def python_function(device_function):
-    """The plain Python function behind a numba.cuda device function (what compile_ptx takes)."""
-    fn = getattr(device_function, "py_func", None)
-    assert fn is not None, f"{device_function!r} exposes no .py_func"
+def python_function(dev, name):
+    """The plain Python function behind device function ``name`` (what compile_ptx takes).
+
+    docs/internals.md ("ad (core) — additions"): the cuda object's ``.python`` dict; the dispatcher's
+    ``py_func`` is the same function.
+    """
+    fn = getattr(dev, "python", {}).get(name) or getattr(getattr(dev, name), "py_func", None)
+    assert fn is not None, f"cuda object exposes no plain Python function for {name!r}"
     return fn
 
 
@@ -50,7 +54,7 @@ def _check_ptx(case, dtype, functions=ALL_FUNCTIONS):
     results = {}
     for name in functions:
         types, want_kind = signatures[name]
-        ptx, result = cuda.compile_ptx(python_function(getattr(dev, name)), types, device=True, cc=CC)
+        ptx, result = cuda.compile_ptx(python_function(dev, name), types, device=True, cc=CC)
         assert ".func" in ptx, f"{case.name}.{name}: no device function in the PTX"
         assert isinstance(result, want_kind), f"{case.name}.{name} ({dtype}) returns {result}"
         results[name] = result

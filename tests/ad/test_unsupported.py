@@ -115,3 +115,28 @@ def test_source_text_errors_name_the_given_file():
     assert err.lineno == 6
     assert err.col in (4, 5)
     assert str(err).startswith(f"user_kernel.py:6:{err.col}:")
+
+
+# User mistakes that are not "unsupported constructs" still give one KernelError naming the place.
+MISTAKES = [
+    # (id, kernel text, wrt, (line, 0-based col) of the offending spot or None for "the def line")
+    ("undefined_name", "def k(theta, x):\n    s = theta[0] * y_undefined\n    return s\n", "theta", (2, 19)),
+    ("assigned_in_one_branch",
+     "def k(theta, x):\n    if theta[0] > 0.0:\n        z = 1.0\n    return theta[0] * z\n", "theta", (4, 22)),
+    ("syntax_error", "def k(theta, x):\n    s = theta[0] +\n    return s\n", "theta", (2, None)),
+    ("wrt_not_an_argument", "def k(theta, x):\n    return theta[0] * x[0]\n", "phi", (1, None)),
+    ("returns_an_array", "def k(theta, x):\n    return theta\n", "theta", (2, None)),
+]
+
+
+@pytest.mark.parametrize("name, text, wrt, where", MISTAKES, ids=[m[0] for m in MISTAKES])
+def test_user_mistakes_raise_kernel_error_with_position(name, text, wrt, where):
+    with pytest.raises(ad.KernelError) as info:
+        ad.differentiate_source(text, "k", wrt=wrt, filename="mistake.py")
+    err = info.value
+    line, col = where
+    assert err.filename == "mistake.py"
+    assert err.lineno == line, str(err)
+    if col is not None:
+        assert err.col in (col, col + 1), str(err)
+    assert str(err).startswith(f"mistake.py:{err.lineno}:{err.col}:")

@@ -91,9 +91,13 @@ def test_sigkill_then_resume_equals_uninterrupted_run(reference, app_env, tmp_pa
     assert not (out / "results.json").exists(), "the run finished before it was killed"
 
     # 2. resume, and Ctrl-C it once it has written a newer checkpoint: exit 130 and the resume command
-    stamp = checkpoint.stat().st_mtime_ns
+    def stamp():  # checkpoints are replaced atomically: a new one is a new inode (mtime may be coarse)
+        info = checkpoint.stat()
+        return info.st_ino, info.st_mtime_ns
+
+    first = stamp()
     proc = subprocess.Popen(command + ["--resume"], cwd=REPO, env=app_env, stderr=subprocess.PIPE, text=True)
-    _wait_for(lambda: checkpoint.stat().st_mtime_ns != stamp, proc)
+    _wait_for(lambda: stamp() != first, proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err

@@ -120,3 +120,56 @@ def test_correlated_gaussian_logz_is_the_box_mass():
     draws = rng.multivariate_normal(b.data["mean"], cov, size=400_000)
     mass = np.mean(np.all((draws > 0) & (draws < 1), axis=1))
     assert abs(math.log(mass) - b.reference_logz) < 0.01
+
+
+def test_negative_binomial_logz_against_nested_adaptive_quadrature():
+    from scipy import integrate
+
+    b = builtin.get("negative_binomial", n=20, seed=2)
+    k = b.data["k"]
+
+    def log_l(log_mu, log_r):
+        return b.kernel(np.array([math.exp(log_mu), math.exp(log_r)]), k)
+
+    lo, hi = math.log(0.1), math.log(100.0)
+    grid = np.linspace(lo, hi, 41)
+    shift = max(log_l(a, c) for a in grid for c in grid)
+    value, _ = integrate.dblquad(lambda lr, lm: math.exp(log_l(lm, lr) - shift), lo, hi, lo, hi, epsrel=1e-7)
+    assert abs(math.log(value) + shift - 2 * math.log(hi - lo) - b.reference_logz) < 1e-3
+
+
+def test_student_t_logz_against_importance_sampling():
+    """Independent of the quadrature: importance sampling in (loc, log scale, log nu), where the priors are
+    flat, with a multivariate-t proposal around the posterior mode (Laplace covariance, inflated)."""
+    from scipy import optimize, stats
+
+    b = builtin.get("student_t", n=20, seed=4)
+    y = b.data["y"]
+    box = np.array([[-5.0, 5.0], [math.log(0.01), math.log(10.0)], [math.log(0.5), math.log(100.0)]])
+
+    def log_l(u):  # u: (m, 3) -> (m,), the kernel's formula vectorised over points
+        loc, scale, nu = u[:, :1], np.exp(u[:, 1:2]), np.exp(u[:, 2:3])
+        z2 = ((y[None, :] - loc) / scale) ** 2
+        const = (gammaln(0.5 * (nu + 1)) - gammaln(0.5 * nu) - 0.5 * np.log(nu * math.pi) - np.log(scale))
+        return (y.size * const - 0.5 * (nu + 1) * np.log1p(z2 / nu).sum(axis=1, keepdims=True))[:, 0]
+
+    u0 = np.array([[0.3, -0.5, 1.0]])
+    assert abs(log_l(u0)[0] - b.kernel(np.array([0.3, math.exp(-0.5), math.exp(1.0)]), y)) < 1e-9
+    mode = optimize.minimize(lambda u: -log_l(u[None, :])[0], u0[0], method="Nelder-Mead",
+                             options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 4000}).x
+    h = 1e-4
+    hess = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            def f(di, dj):
+                u = mode.copy()
+                u[i] += di
+                u[j] += dj
+                return log_l(u[None, :])[0]
+            hess[i, j] = (f(h, h) - f(h, -h) - f(-h, h) + f(-h, -h)) / (4 * h * h)
+    proposal = stats.multivariate_t(mode, 2.0 * np.linalg.inv(-hess), df=4, seed=11)
+    draws = proposal.rvs(200_000)
+    inside = np.all((draws > box[:, 0]) & (draws < box[:, 1]), axis=1)
+    log_w = np.where(inside, log_l(draws) - proposal.logpdf(draws), -np.inf)
+    logz = logsumexp(log_w) - math.log(draws.shape[0]) - np.log(box[:, 1] - box[:, 0]).sum()
+    assert abs(logz - b.reference_logz) < 0.02, (logz, b.reference_logz)

@@ -132,3 +132,8 @@ def test_kernel_errors_from_ad_point_into_the_users_file(tmp_path):
     with pytest.raises(ad.KernelError) as err:
         Likelihood(f"{path}:f", ["a"], {})
     assert str(err.value).startswith(f"{path}:3:")
+
+
+def test_params_must_be_a_list_of_names():
+    with pytest.raises(LikelihoodError, match="params"):
+        Likelihood(gaussian4d.kernel, "mu1 mu2 sigma1 sigma2", {"x": np.zeros((2, 3))})

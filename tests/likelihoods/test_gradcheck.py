@@ -56,3 +56,13 @@ def test_report_without_finite_points_is_not_ok():
     nan = np.full((2, 1), np.nan)
     report = GradientReport.build(params, np.zeros((2, 1)), np.array([np.nan, np.inf]), nan, nan)
     assert not report.ok and report.skipped == 2
+
+
+def test_kernel_and_gradient_from_a_file(tmp_path):
+    path = tmp_path / "quad.py"
+    path.write_text("import math\n\n\ndef f(theta, c):\n    return -c * theta[0] * theta[0] + math.sin(theta[1])\n\n\n"
+                    "def f_grad(theta, c, out):\n    out[0] = -2.0 * c * theta[0]\n    out[1] = math.cos(theta[1])\n")
+    L = Likelihood(f"{path}:f", ["a", "b"], {"c": 3.0}, backend="python", gradient=f"{path}:f_grad",
+                   priors={"a": ("normal", 0.0, 1.0), "b": ("uniform", -3.0, 3.0)})
+    report = L.check_gradient(n=6)
+    assert report.ok and np.all(report.ad_vs_analytic < 1e-12)

@@ -4,9 +4,12 @@ CPU one on identical inputs, then a small nested-sampling run on the GPU path. P
 import json
 import os
 import sys
+import warnings
 
 assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The simulator runs the xoroshiro arithmetic on numpy uint64 scalars, which wrap as intended but warn.
+warnings.filterwarnings("ignore", "overflow encountered", RuntimeWarning)
 
 import numpy as np  # noqa: E402
 from numba import cuda  # noqa: E402
