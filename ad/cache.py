@@ -10,6 +10,7 @@ import importlib.util
 import os
 import pathlib
 import sys
+import tempfile
 
 VERSION = "0.1.0"
 
@@ -17,6 +18,14 @@ VERSION = "0.1.0"
 def cache_dir():
     d = os.environ.get("NESTGRAD_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "nestgrad")
     p = pathlib.Path(d)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        if os.access(p, os.W_OK):
+            return p
+    except OSError:
+        pass
+    # read-only home (some clusters): fall back to a per-user temporary folder rather than failing
+    p = pathlib.Path(tempfile.gettempdir()) / f"nestgrad-cache-{os.getuid() if hasattr(os, 'getuid') else 0}"
     p.mkdir(parents=True, exist_ok=True)
     return p
 

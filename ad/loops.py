@@ -59,11 +59,12 @@ def needed_carried(loop, replay, reverse_body, adjoint_names, function_counts):
     return sorted(live & carried_names(loop, function_counts))
 
 
-def bounds_prelude(loop, producers, toplevel, filename, arg_names):
-    """Top-level statements computing the loop's bounds from the arguments, and a formula for its trip count.
+def bounds_prelude(loop, producers, counts, filename, arg_names):
+    """Statements computing the loop's bounds from the arguments alone (to run at the top of the function), and
+    a formula for its trip count.
 
-    ``producers`` maps a variable to its defining ``Assign``; ``toplevel`` is the set of variables defined at the
-    kernel's top level (outside loops and branches)."""
+    ``producers`` maps a variable to its defining ``Assign``; ``counts`` says how often each is assigned (a
+    value assigned once, from arguments and constants only, can be recomputed anywhere)."""
     stmts, seen = [], set()
 
     def visit(op):
@@ -71,7 +72,7 @@ def bounds_prelude(loop, producers, toplevel, filename, arg_names):
             return
         seen.add(op)
         s = producers.get(op)
-        if s is None or op not in toplevel or s.op not in _PRELUDE_OPS:
+        if s is None or counts.get(op) != 1 or s.op not in _PRELUDE_OPS:
             raise UnsupportedError(
                 "this loop carries state that must be stored for the reverse sweep, but its trip count is not a "
                 "function of the kernel's arguments (shapes, integer arguments, constants); compute the bounds "
@@ -115,9 +116,6 @@ def trip_formula(loop, producers, arg_names):
         return b
     return f"len(range({a}, {b}, {s}))"
 
-
-def toplevel_defs(body):
-    return {s.dst for s in body if isinstance(s, Assign)}
 
 
 def child_loops(stmts):

@@ -9,10 +9,11 @@ conditional expressions and ``and``/``or`` are desugared; early returns were alr
 import ast
 import builtins
 import numbers
+import types
 
 import numpy as np
 
-from . import fence
+from . import fence, rules
 from .calls import _RET, CallsMixin, _dotted
 from .errors import Where
 from .ir import Assign, Const, For, If, is_var
@@ -244,7 +245,12 @@ class _Lowerer(CallsMixin):
         raise self.unsupported(e, f"`{type(e).__name__}` is not supported here")
 
     def expr_tuple(self, e, n):
-        result = self.call(e) if isinstance(e, ast.Call) else None
+        result = None
+        if isinstance(e, ast.Call):
+            fn = self.resolve(e.func)
+            if isinstance(fn, types.FunctionType) and not rules.lookup(fn):
+                args = [self.expr(a) for a in e.args]
+                result = self.inline(e, fn, args, tuple_return=True)
         if not isinstance(result, tuple) or len(result) != n:
             raise self.unsupported(e, f"the right-hand side must be a tuple of {n} values")
         return list(result)

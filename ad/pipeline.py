@@ -52,7 +52,7 @@ def compile_kernel(src, wrt="theta"):
             raise KernelError(f"wrt names {w!r}, which is not an argument of {src.name}{src.arg_names}",
                               src.filename, where_line, src.node.col_offset + 1)
     body, ret, ctx = lower_function(src)
-    tinfo = types.infer(body, src.arg_names, ctx.array_ndim, src.filename)
+    tinfo = types.infer(body, src.arg_names, ctx.array_ndim, src.filename, wrt)
     if is_var(ret) and ret in tinfo.arrays or (ret in wrt):
         line, col = ctx.returns[-1] if ctx.returns else (where_line, 1)
         raise KernelError(f"the kernel returns the array {ret!r}: a kernel returns one scalar (e.g. a sum over "

@@ -5,7 +5,9 @@ directly.  A loop's reverse runs its iterations last to first; each iteration fi
 (recomputing that iteration's intermediates from inputs the kernel never writes) and then runs the body's
 adjoint statements.  A loop whose reverse body needs the values carried in from the previous iteration
 (``loops.CARRIED``) stores them in ``scratch`` during the forward run that precedes its reverse and reads them
-back at the start of each reverse iteration.  Branches replay their recomputed predicate.
+back at the start of each reverse iteration.  Branches replay their recomputed predicate.  A top-level
+reduction whose accumulator adjoint is known before the loop runs its adjoint inside the forward pass instead
+(``fusion.py``): one pass over the data.
 """
 from . import fusion, loops, rules
 from .errors import UnsupportedError
@@ -35,9 +37,9 @@ class Reverse:
         while self.scratch in ctx.arg_names:
             self.scratch += "_"
         self.adj = {}
+        self.fused_code = None
         self.info = {}      # loop_id -> LoopInfo
         self.producers = {s.dst: s for s in walk(body) if isinstance(s, Assign)}
-        self.toplevel = loops.toplevel_defs(body)
         self.counts = loops.assignment_counts(body)
         self._number_loops(body, 0)
         self._classify(body)
@@ -78,7 +80,7 @@ class Reverse:
                 if needed:
                     info.klass = loops.CARRIED
                     info.stored = needed
-                    prelude, formula = loops.bounds_prelude(s, self.producers, self.toplevel, self.filename,
+                    prelude, formula = loops.bounds_prelude(s, self.producers, self.counts, self.filename,
                                                             self.ctx.arg_names)
                     info.prelude = prelude
                     info.trip_formula = formula
@@ -238,7 +240,11 @@ class Reverse:
 
     # ---- fusion of reduction loops with their reverse ----------------------------------------------
     def fusion_plan(self):
-        """Decide which top-level reduction loops run their adjoint inside the forward pass."""
+        """Decide which top-level reduction loops run their adjoint inside the forward pass.
+
+        Decisions are made first to last; when a loop is considered, every later loop still counts as reversed,
+        so if a later loop's reverse feeds this loop's accumulator adjoint, the slice contains that loop and
+        this one is not fused (fusing the later loop afterwards does not change this loop's exit adjoint)."""
         self.fused_code = {}
         available = set(self.ctx.arg_names)
         for p, s in enumerate(self.body):
@@ -299,7 +305,8 @@ class Reverse:
             offset = nxt
         for g in self.grad_names.values():
             out.append(ZeroGrad(g))
-        self.fusion_plan()
+        if self.fused_code is None:
+            self.fusion_plan()  # once: both variants share it (a decision must not see later loops as fused)
         rev = self.reverse_block(self.body)
         for v in sorted(self.adj):
             out.append(Assign(self.adj[v], "copy", [ZERO]))

@@ -40,7 +40,7 @@ class TypeInfo:
         return "int" if operand in self.int_scalars else "float"
 
 
-def infer(body, arg_names, array_ndim, filename):
+def infer(body, arg_names, array_ndim, filename, active=()):
     arrays = dict(array_ndim)
     int_arrays, int_scalars = set(), set()
     producers = {}
@@ -50,7 +50,7 @@ def infer(body, arg_names, array_ndim, filename):
     for _ in range(50):
         info = TypeInfo({}, arrays, int_arrays, int_scalars)
         _fixpoint(body, info, filename)
-        changed = _integer_contexts(body, info, producers, arg_names, filename)
+        changed = _integer_contexts(body, info, producers, arg_names, filename, active)
         if not changed:
             return info
     raise KernelError("type inference did not converge", filename, 0, 0)
@@ -128,7 +128,7 @@ def _fixpoint(body, info, filename):
     raise AssertionError("type fixpoint")
 
 
-def _integer_contexts(body, info, producers, arg_names, filename):
+def _integer_contexts(body, info, producers, arg_names, filename, active):
     """Operands used as indices or bounds must be integers; learn int arrays / int scalar arguments."""
     changed = False
 
@@ -145,10 +145,15 @@ def _integer_contexts(body, info, producers, arg_names, filename):
             changed = True
             return
         src = producers.get(op)
-        if src is not None and src.op == "index" and src.args[0] not in info.int_arrays:
-            info.int_arrays.add(src.args[0])
-            changed = True
-            return
+        if src is not None and src.op == "index":
+            if src.args[0] in active:
+                raise KernelError(f"{what} must be an integer, but this is an element of the active parameter "
+                                  f"array {src.args[0]!r}: parameters are continuous; pass integer sizes as data",
+                                  filename, *pos)
+            if src.args[0] not in info.int_arrays:
+                info.int_arrays.add(src.args[0])
+                changed = True
+            return  # the element type is updated in the next round
         if src is not None and src.op == "copy" and is_var(src.args[0]):
             return need_int(src.args[0], pos, what)
         raise KernelError(f"{what} must be an integer, but this value is a float: use int(...) or an integer "

@@ -42,7 +42,7 @@ def _choose_backend(backend, likelihood):
             return "gpu" if cuda.is_available() and hasattr(likelihood, "cuda_kernels") else "cpu"
         except Exception:  # no usable CUDA toolchain: the CPU kernel is always there
             return "cpu"
-    return backend
+    return "cpu" if backend == "python" else backend
 
 
 class NestedSampler:
@@ -54,7 +54,8 @@ class NestedSampler:
     hmc: :class:`~sampler.hmc.HMCSettings` or a dict of its fields. seed: int (None draws one and records it).
     backend: "cpu" (numba, prange over chains), "gpu" (numba.cuda, one thread per chain, via
         ``likelihood.cuda_kernels()``), "auto" (gpu when numba.cuda sees a device) or None (the likelihood's own
-        ``backend`` attribute when that is "gpu", else cpu).
+        ``backend`` attribute when that is "gpu", else cpu). "python" (a debugging backend of the likelihood)
+        runs the chains on the CPU kernel: HMC needs compiled per-sample functions.
     """
 
     def __init__(self, likelihood, prior, nlive=500, delete_fraction=DEFAULT_DELETE_FRACTION, hmc=None, seed=None,
@@ -72,8 +73,8 @@ class NestedSampler:
             raise SamplerError(f"nlive must be an integer >= 2, got {nlive!r}")
         if not 0.0 < float(delete_fraction) < 1.0:
             raise SamplerError(f"delete_fraction must be in (0, 1), got {delete_fraction!r}")
-        if backend not in (None, "auto", "cpu", "gpu"):
-            raise SamplerError(f"backend {backend!r}: expected 'cpu', 'gpu', 'auto' or None")
+        if backend not in (None, "auto", "cpu", "gpu", "python"):
+            raise SamplerError(f"backend {backend!r}: expected 'cpu', 'gpu', 'auto', 'python' or None")
         self.likelihood = likelihood
         self.prior = prior
         self.params = params

@@ -1,5 +1,4 @@
 """Activity analysis: active = varied (depends on wrt) ∩ useful (reaches the result)."""
-import numpy as np
 
 from ad import parse
 from ad.pipeline import compile_kernel

@@ -11,7 +11,8 @@ SCRIPT = textwrap.dedent('''
     import json, os, sys
     import numpy as np
     import ad
-    text = "def k(theta, x):\\n    s = 0.0\\n    for i in range(x.shape[0]):\\n        s += theta[0] * x[i] * x[i]\\n    return s\\n"
+    text = ("def k(theta, x):\\n    s = 0.0\\n    for i in range(x.shape[0]):\\n"
+            "        s += theta[0] * x[i] * x[i]\\n    return s\\n")
     d = ad.differentiate_source(text, "k", filename=os.environ["KERNEL_FILE"])
     j = d.jit()
     g = np.zeros(1)

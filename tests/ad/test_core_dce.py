@@ -2,7 +2,7 @@
 import numpy as np
 
 import ad
-from core_helpers import assert_gradient_ok
+from test_core_helpers import assert_gradient_ok
 
 POISSON = '''
 import math

@@ -3,8 +3,7 @@ float32 code stays float32, and user rules are inlined into the generated text."
 import numpy as np
 import pytest
 
-import ad
-from core_helpers import from_text
+from test_core_helpers import from_text
 
 KERNEL = '''
 import math

@@ -3,7 +3,7 @@
 import pytest
 
 import ad
-from core_helpers import from_text
+from test_core_helpers import from_text
 
 HEADER = "import math\n\n"
 

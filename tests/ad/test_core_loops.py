@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ad
-from core_helpers import assert_gradient_ok, from_text
+from test_core_helpers import assert_gradient_ok, from_text
 
 GAUSS4D = '''
 import math
@@ -126,3 +126,51 @@ def test_storing_loop_with_bounds_from_an_outer_index_is_rejected():
     with pytest.raises(ad.UnsupportedError) as info:
         from_text(text)
     assert info.value.lineno == 5 and "trip count" in str(info.value)
+
+
+INTEGER_STATE = '''
+import math
+
+def polar(r, phi):
+    return r * math.cos(phi), r * math.sin(phi)
+
+def k(theta, x, idx):
+    a, b = polar(theta[0], theta[1])
+    j = 0
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += a * x[j] + b * x[idx[i]]
+        j = j + 1
+    t = 1.0
+    for i in range(5, -1, -2):
+        t = t * (1.0 + theta[0] * x[i]) + min(theta[1], x[i]) + max(abs(theta[0] - x[i]), 0.1)
+    return s + t + theta[0] ** theta[1] + math.pow(abs(theta[1]), 1.5)
+'''
+
+
+def test_integer_state_index_arrays_strided_reversed_range_and_tuple_helper():
+    d = from_text(INTEGER_STATE)
+    x = np.linspace(-1, 1, 8)
+    idx = np.array([3, 1, 4, 1, 5, 0, 2, 6])
+    assert d.scratch_size(np.zeros(2), x, idx) == 8 + 3  # j per iteration of the first loop, t of the second
+    assert_gradient_ok(d, ns_of(INTEGER_STATE)["k"], (np.array([0.7, 0.4]), x, idx))
+
+
+TWO_LOOPS = '''
+def k(theta, x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += theta[0] * x[i]
+    t = 0.0
+    for i in range(x.shape[0]):
+        t += s * x[i] * theta[1]
+    return t
+'''
+
+
+def test_a_reduction_read_by_a_later_fused_loop_is_not_fused():
+    # the first accumulator's adjoint comes from the second loop's reverse: it cannot be known before the loop
+    d = from_text(TWO_LOOPS)
+    lines = [line for line in d.report().splitlines() if "loop at line" in line]
+    assert "replayed in reverse order" in lines[0] and "fused with the forward pass" in lines[1]
+    assert_gradient_ok(d, ns_of(TWO_LOOPS)["k"], (np.array([0.5, 1.5]), np.linspace(0.1, 1.0, 5)))

@@ -8,7 +8,7 @@ import pytest
 import ad
 from ad import ir, parse
 from ad.lower import lower_function
-from core_helpers import assert_gradient_ok, from_text
+from test_core_helpers import assert_gradient_ok
 
 SRC = '''
 import math
@@ -88,7 +88,8 @@ def test_straight_line_names_are_assigned_once():
 
 
 def test_loop_carried_names_are_copied_in_and_back():
-    text = "def k(theta, x):\n    s = 0.0\n    for i in range(x.shape[0]):\n        s += theta[0] * x[i]\n    return s\n"
+    text = ("def k(theta, x):\n    s = 0.0\n    for i in range(x.shape[0]):\n        s += theta[0] * x[i]\n"
+            "    return s\n")
     body, ret, _ = lower_function(parse.from_text(text, "k", "<carried>"))
     loop = next(s for s in body if isinstance(s, ir.For))
     # the carried name is assigned before the loop and at the end of the body, and returned after the loop

@@ -14,6 +14,10 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 BATCH = 5
+FLOAT32_SUBSET = ("gauss4d", "poisson", "euler_decay", "digamma_sum")
+# tolerances on errors scaled by max(1, |value|, |grad|): float64 device code replays the same operations as
+# the pure-Python derivative; float32 is judged against float64 like the jit float32 test
+TOLERANCE = {"float64": 1e-11, "float32": 1e-4}
 
 if "ad_test_kernels" not in sys.modules:  # run as a script: load the corpus the way conftest.py does
     sys.path.insert(0, str(HERE))
@@ -40,10 +44,10 @@ def _batched_kernel_source(nargs, active_positions):
     return "\n".join(lines) + "\n"
 
 
-def _run_case(case, ad, cuda, np, nm):
-    """Run one corpus kernel batched on the (simulated) device; return max relative errors vs pure Python."""
+def _run_case(case, ad, cuda, np, nm, dtype="float64"):
+    """Run one corpus kernel batched on the (simulated) device; return max scaled error vs float64 pure Python."""
     d = ad.differentiate(case.fn, wrt=case.wrt[0] if len(case.wrt) == 1 else case.wrt)
-    dev = d.cuda(dtype="float64")
+    dev = d.cuda(dtype=dtype)
     args = case.args()
     positions = nm.active_positions(case.fn, case.wrt)
     rng = np.random.default_rng(3)
@@ -55,16 +59,17 @@ def _run_case(case, ad, cuda, np, nm):
     kernel = cuda.jit(namespace["batched"])
 
     def device(a):
-        return cuda.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
+        cast = nm.to_dtype((a,), dtype)[0]
+        return cuda.to_device(np.ascontiguousarray(cast)) if isinstance(cast, np.ndarray) else cast
 
     inputs = [device(np.stack([s[k] for s in per_sample])) if k in positions else device(a)
               for k, a in enumerate(args)]
-    grads = [cuda.to_device(np.full((BATCH,) + args[k].shape, np.nan)) for k in positions]
-    only = [cuda.to_device(np.full((BATCH,) + args[k].shape, np.nan)) for k in positions]
+    grads = [cuda.to_device(np.full((BATCH,) + args[k].shape, np.nan, dtype)) for k in positions]
+    only = [cuda.to_device(np.full((BATCH,) + args[k].shape, np.nan, dtype)) for k in positions]
     size = d.scratch_size(*args)
-    scratch = cuda.to_device(np.full((BATCH, max(size, 1)), np.nan))
-    values = cuda.to_device(np.full(BATCH, np.nan))
-    plain = cuda.to_device(np.full(BATCH, np.nan))
+    scratch = cuda.to_device(np.full((BATCH, max(size, 1)), np.nan, dtype))
+    values = cuda.to_device(np.full(BATCH, np.nan, dtype))
+    plain = cuda.to_device(np.full(BATCH, np.nan, dtype))
     kernel[1, 32](*inputs, *grads, *only, scratch, values, plain)
     got_values, got_plain = values.copy_to_host(), plain.copy_to_host()
     got_grads = [g.copy_to_host() for g in grads]
@@ -95,11 +100,12 @@ def _main():
 
     results = {}
     names = sys.argv[1:] or [c.name for c in corpus.CASES if c.cuda]
-    for name in names:
+    runs = [(name, "float64") for name in names] + [(name, "float32") for name in FLOAT32_SUBSET if name in names]
+    for name, dtype in runs:
         try:
-            results[name] = _run_case(corpus.BY_NAME[name], ad, cuda, np, nm)
+            results[f"{name}-{dtype}"] = _run_case(corpus.BY_NAME[name], ad, cuda, np, nm, dtype)
         except Exception as exc:  # reported per kernel so one failure does not hide the others
-            results[name] = {"error": f"{type(exc).__name__}: {exc}"}
+            results[f"{name}-{dtype}"] = {"error": f"{type(exc).__name__}: {exc}"}
     print("CUDASIM-RESULTS " + json.dumps(results))
 
 
@@ -129,11 +135,12 @@ def test_cuda_subset_is_representative():
     assert "special.digamma" in tags and "helper" in tags and "loop-carried" in tags
 
 
-@pytest.mark.parametrize("name", _cuda_subset())
-def test_device_functions_match_cpu_in_simulator(simulator_results, name):
-    result = simulator_results[name]
+@pytest.mark.parametrize("name, dtype", [(n, "float64") for n in _cuda_subset()]
+                         + [(n, "float32") for n in FLOAT32_SUBSET])
+def test_device_functions_match_cpu_in_simulator(simulator_results, name, dtype):
+    result = simulator_results[f"{name}-{dtype}"]
     assert "error" not in result, result.get("error")
-    assert result["worst_scaled_error"] <= 1e-11, result
+    assert result["worst_scaled_error"] <= TOLERANCE[dtype], result
 
 
 if __name__ == "__main__":

@@ -126,6 +126,9 @@ MISTAKES = [
     ("syntax_error", "def k(theta, x):\n    s = theta[0] +\n    return s\n", "theta", (2, None)),
     ("wrt_not_an_argument", "def k(theta, x):\n    return theta[0] * x[0]\n", "phi", (1, None)),
     ("returns_an_array", "def k(theta, x):\n    return theta\n", "theta", (2, None)),
+    ("active_value_as_loop_bound",
+     "def k(theta, x):\n    s = 0.0\n    for j in range(theta[0]):\n        s += x[j]\n    return s\n", "theta",
+     (3, None)),
 ]
 
 

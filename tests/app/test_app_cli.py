@@ -20,10 +20,10 @@ name: small
 likelihood:
   builtin: gaussian4d
 sampler:
-  nlive: 150
+  nlive: 400               # long enough (a few seconds) that the test's kill lands mid-run even on a busy CPU
   dlogz: 0.1
   seed: 11
-  checkpoint_every: 0.001
+  checkpoint_every: 0.05
 backend: cpu
 output:
   dir: {out}
@@ -88,7 +88,7 @@ def test_sigkill_then_resume_equals_uninterrupted_run(reference, app_env, tmp_pa
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL
-    assert not (out / "results.json").exists(), "the run finished before it was killed"
+    assert not (out / "results.json").exists(), "the run finished before it was killed (machine too busy?)"
 
     # 2. resume, and Ctrl-C it once it has written a newer checkpoint: exit 130 and the resume command
     def stamp():  # checkpoints are replaced atomically: a new one is a new inode (mtime may be coarse)
@@ -100,8 +100,8 @@ def test_sigkill_then_resume_equals_uninterrupted_run(reference, app_env, tmp_pa
     _wait_for(lambda: stamp() != first, proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    assert "resume with: nestgrad run" in err and "--resume" in err and "Traceback" not in err
+    assert proc.returncode == 130, f"SIGINT did not interrupt the resumed run: {err}"
+    assert "resume with: nestgrad run" in err and "--resume" in err and "Traceback" not in err, err
 
     # 3. resume to the end: exactly the uninterrupted run
     done = subprocess.run(command + ["--resume"], cwd=REPO, env=app_env, capture_output=True, text=True,
@@ -180,3 +180,13 @@ def test_list_shows_every_builtin(capsys):
     for name in builtin.names():
         assert f"{name}:" in out
     assert "sigma1     uniform(0.01, 0.5)" in out
+
+
+def test_run_without_config_uses_the_embedded_default(nestgrad_inprocess, tmp_path):
+    status, out, err = nestgrad_inprocess("run", "--out", tmp_path / "default", "--no-check")
+    assert status == 0, err
+    results = read_run_folder(tmp_path / "default")
+    assert results.name == "gaussian4d" and results.settings["nlive"] == 200
+    assert abs(results.logz - results.reference_logz) < 4 * results.logz_err
+    assert not (tmp_path / "default" / "gradient_check.json").exists()  # --no-check: no check was made
+    assert "reference logZ" in out

@@ -157,3 +157,21 @@ def _half_vg(theta, data, grad, scratch):
         grad[:] = np.nan
         return -np.inf
     return problems._gauss_value_and_grad(theta, data, grad, scratch)
+
+
+def test_progress_bar_only_on_a_terminal():
+    import io
+
+    from sampler.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, pipe = Terminal(), io.StringIO()
+    for stream in (tty, pipe):
+        bar = Progress(True, 0.1, stream=stream)
+        bar.update(12, -3.5, -1.25, 0.7, 4000)
+        bar.close()
+    assert "logZ=-1.25" in tty.getvalue() and "dlogz=0.7" in tty.getvalue()
+    assert pipe.getvalue() == ""

@@ -1,4 +1,4 @@
-"""Shared helpers of the differentiator's own pass tests (test_core_*.py)."""
+"""Shared helpers of the differentiator's own pass tests (test_core_*.py); holds no tests itself."""
 import numpy as np
 
 import ad

@@ -1,0 +1,38 @@
+"""Results from a real run through the run folder (sampler.run_folder) and back, and anesthetic's independent
+evidence computation from our ``_dead-birth.txt`` agreeing with ours."""
+
+import os
+
+import numpy as np
+import pytest
+
+import problems
+from sampler import NestedSampler, Results
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    prob = problems.gaussian(3)
+    res = NestedSampler(prob, prob.prior, nlive=100, seed=1).run(dlogz=0.1, progress=False)
+    outdir = tmp_path_factory.mktemp("run")
+    res.save(outdir)
+    return res, outdir
+
+
+def test_save_load_round_trip(saved):
+    res, outdir = saved
+    back = Results.load(outdir)
+    assert (back.logz, back.logz_err, back.niter, back.nlike, back.ngrad) == \
+        (res.logz, res.logz_err, res.niter, res.nlike, res.ngrad)
+    np.testing.assert_array_equal(back.dead.u, res.dead.u)
+    np.testing.assert_allclose(back.dead.logl, res.dead.logl, rtol=1e-12)
+    for key, value in res.diagnostics.items():
+        np.testing.assert_array_equal(back.diagnostics[key], value, err_msg=key)
+
+
+def test_anesthetic_reads_the_run_and_agrees_on_logz(saved):
+    anesthetic = pytest.importorskip("anesthetic")
+    res, outdir = saved
+    chains = anesthetic.read_chains(os.path.join(outdir, res.name))
+    assert len(chains) == res.dead.logl.size
+    assert abs(float(chains.logZ()) - res.logz) < 0.02  # same E[log X] from the same (logl, logl_birth)
