@@ -4,7 +4,8 @@ For ``acc += g(theta, x[i])`` the adjoint of ``acc`` is the same in every iterat
 *before* the loop (``return -0.5 * quad - ...`` gives ``quad_bar = -0.5``), each iteration can run its forward
 statements and then its adjoint statements right away.  Conditions, all checked here:
 
-* the loop is at the kernel's top level and an independent-iteration reduction;
+* the loop is an independent-iteration reduction at the kernel's top level, or directly in the body of a fused
+  loop (there the enclosing accumulators' adjoints are known constants);
 * every active carried value is a pure sum: its versions in the body are only added to, subtracted from (as
   the left operand) or copied -- so the adjoint passes through an iteration unchanged;
 * the statements of the reverse sweep after the loop that determine the accumulators' adjoints are plain
@@ -60,11 +61,13 @@ def _strip_effects(stmts):
     return out
 
 
-def exit_adjoints_ahead(after_reverse, targets, available, adjoint_names, tag):
+def exit_adjoints_ahead(after_reverse, targets, available, adjoint_names, tag, initial=None):
     """Statements computing the loop-exit adjoints ``targets`` before the loop, or None if impossible.
 
     ``after_reverse``: the reverse sweep of everything after the loop (seed included); ``available``: values
-    computed before the loop. Returns ``(statements, {target: private name})``."""
+    computed before the loop; ``initial``: adjoints already known there (inside an enclosing fused loop, its
+    accumulators' adjoints), all others start at zero. Returns ``(statements, {target: private name})``."""
+    initial = initial or {}
     sliced = dce.eliminate(_strip_effects(after_reverse), set(targets))
     if any(not isinstance(s, Assign) for s in sliced):
         return None
@@ -77,6 +80,6 @@ def exit_adjoints_ahead(after_reverse, targets, available, adjoint_names, tag):
     names = {s.dst for s in sliced} | {a for s in sliced for a in s.args if is_var(a) and a in adjoint_names}
     names |= set(targets)
     mapping = {n: f"{n}_ahead{tag}" for n in names}
-    out = [Assign(mapping[n], "copy", [Const(0.0)]) for n in sorted(names)]
+    out = [Assign(mapping[n], "copy", [initial.get(n, Const(0.0))]) for n in sorted(names)]
     out += rename_all(sliced, mapping)
     return out, {t: mapping[t] for t in targets}

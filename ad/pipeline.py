@@ -10,7 +10,7 @@ from . import dce, types
 from .emit import function_source
 from .errors import KernelError
 from .hoist import hoist
-from .ir import Assign, Return, is_var, rename
+from .ir import Assign, Return, is_var, rename, walk
 from .lower import lower_function
 from .reverse import Reverse
 
@@ -57,22 +57,7 @@ def compile_kernel(src, wrt="theta"):
         line, col = ctx.returns[-1] if ctx.returns else (where_line, 1)
         raise KernelError(f"the kernel returns the array {ret!r}: a kernel returns one scalar (e.g. a sum over "
                           "its elements)", src.filename, line, col)
-    for w in wrt:
-        nd = tinfo.arrays.get(w)
-        if nd is None:
-            used = any(is_var(a) and a == w for s in _assigns(body) for a in s.args)
-            if used:
-                raise KernelError(f"active argument {w!r} must be a 1-D float array indexed as {w}[i]",
-                                  src.filename, where_line, src.node.col_offset + 1)
-            tinfo.arrays[w] = 1
-        elif nd == -1:
-            tinfo.arrays[w] = 1
-        elif nd != 1:
-            raise KernelError(f"active argument {w!r} must be a 1-D array, but it is indexed with {nd} indices",
-                              src.filename, where_line, src.node.col_offset + 1)
-        if w in tinfo.int_arrays:
-            raise KernelError(f"active argument {w!r} is used as an integer index array", src.filename,
-                              where_line, src.node.col_offset + 1)
+    _check_active_arguments(src, body, tinfo, wrt)
     # scalar float arguments: convert once at entry, so an int passed for a float (or a float64 in float32 mode)
     # does not change the arithmetic
     prologue, mapping = [], {}
@@ -103,9 +88,25 @@ def compile_kernel(src, wrt="theta"):
                     gtypes, act, [rev.info[k] for k in sorted(rev.info)], list(ctx.helpers), list(ctx.sources))
 
 
-def _assigns(body):
-    from .ir import walk
-    return [s for s in walk(body) if isinstance(s, Assign)]
+def _check_active_arguments(src, body, tinfo, wrt):
+    """Active arguments are 1-D float arrays (an unused one is allowed: its gradient is zero)."""
+    where_line = src.node.lineno
+    for w in wrt:
+        nd = tinfo.arrays.get(w)
+        if nd is None:
+            used = any(is_var(a) and a == w for s in walk(body) if isinstance(s, Assign) for a in s.args)
+            if used:
+                raise KernelError(f"active argument {w!r} must be a 1-D float array indexed as {w}[i]",
+                                  src.filename, where_line, src.node.col_offset + 1)
+            tinfo.arrays[w] = 1
+        elif nd == -1:
+            tinfo.arrays[w] = 1
+        elif nd != 1:
+            raise KernelError(f"active argument {w!r} must be a 1-D array, but it is indexed with {nd} indices",
+                              src.filename, where_line, src.node.col_offset + 1)
+        if w in tinfo.int_arrays:
+            raise KernelError(f"active argument {w!r} is used as an integer index array", src.filename,
+                              where_line, src.node.col_offset + 1)
 
 
 def module_source(c, dtype="float64", target="python"):

@@ -5,9 +5,9 @@ directly.  A loop's reverse runs its iterations last to first; each iteration fi
 (recomputing that iteration's intermediates from inputs the kernel never writes) and then runs the body's
 adjoint statements.  A loop whose reverse body needs the values carried in from the previous iteration
 (``loops.CARRIED``) stores them in ``scratch`` during the forward run that precedes its reverse and reads them
-back at the start of each reverse iteration.  Branches replay their recomputed predicate.  A top-level
-reduction whose accumulator adjoint is known before the loop runs its adjoint inside the forward pass instead
-(``fusion.py``): one pass over the data.
+back at the start of each reverse iteration.  Branches replay their recomputed predicate.  A reduction
+whose accumulator adjoint is known before the loop (at the top level, or directly inside another fused loop)
+runs its adjoint inside the forward pass instead (``fusion.py``): one pass over the data.
 """
 from . import fusion, loops, rules
 from .errors import UnsupportedError
@@ -240,14 +240,20 @@ class Reverse:
 
     # ---- fusion of reduction loops with their reverse ----------------------------------------------
     def fusion_plan(self):
-        """Decide which top-level reduction loops run their adjoint inside the forward pass.
+        """Decide which reduction loops run their adjoint inside the forward pass.
 
         Decisions are made first to last; when a loop is considered, every later loop still counts as reversed,
         so if a later loop's reverse feeds this loop's accumulator adjoint, the slice contains that loop and
         this one is not fused (fusing the later loop afterwards does not change this loop's exit adjoint)."""
         self.fused_code = {}
-        available = set(self.ctx.arg_names)
-        for p, s in enumerate(self.body):
+        seed = []
+        if self.act.is_active(self.ret):
+            seed = [Assign(self.adjoint(self.ret), "copy", [ONE])]
+        self._fuse_block(self.body, seed, set(self.ctx.arg_names), {})
+
+    def _fuse_block(self, block, seed, available, initial):
+        available = set(available)
+        for p, s in enumerate(block):
             if isinstance(s, Assign):
                 available.add(s.dst)
             if not isinstance(s, For):
@@ -260,27 +266,27 @@ class Reverse:
                 continue
             if not fusion.pure_sum_carried(s, carried, self.act.active):
                 continue
-            seed = []
-            if self.act.is_active(self.ret):
-                seed = [Assign(self.adjoint(self.ret), "copy", [ONE])]
-            after = seed + self.reverse_block(self.body[p + 1:])
+            after = seed + self.reverse_block(block[p + 1:])
             targets = [self.adjoint(v) for v in active]
             before = available - carried - loops.assignment_counts(s.body).keys()
-            ahead = fusion.exit_adjoints_ahead(after, targets, before, set(self.adj.values()), s.loop_id)
+            ahead = fusion.exit_adjoints_ahead(after, targets, before, set(self.adj.values()), s.loop_id, initial)
             if ahead is None:
                 continue
             pre, exit_names = ahead
             private = {t: f"{t}_fused{s.loop_id}" for t in targets}
             pre += [Assign(private[t], "copy", [exit_names[t]]) for t in targets]
-            rev_body = rename_all(self.reverse_block(s.body), private)
-            body = self.forward(list(s.body)) + rev_body
             info.fused = True
+            # loops directly in this body whose accumulators' adjoints are now known may be fused as well
+            self._fuse_block(s.body, [], before | {s.var}, dict(private))
+            rev_body = rename_all(self.reverse_block(s.body), private)
+            body = self.forward_fused(list(s.body)) + rev_body
             self.fused_code[s.loop_id] = pre + [For(s.var, s.start, s.stop, s.step, body, s.pos,
                                                     loop_id=s.loop_id)]
 
-    def forward_fused(self):
+    def forward_fused(self, stmts):
+        """``forward(stmts)`` with the fused loops among them replaced by their fused code."""
         out = []
-        for s in self.forward(self.body):
+        for s in self.forward(stmts):
             if isinstance(s, For) and s.loop_id in self.fused_code:
                 out.extend(self.fused_code[s.loop_id])
             else:
@@ -310,7 +316,7 @@ class Reverse:
         rev = self.reverse_block(self.body)
         for v in sorted(self.adj):
             out.append(Assign(self.adj[v], "copy", [ZERO]))
-        out.extend(self.forward_fused())
+        out.extend(self.forward_fused(self.body))
         self.value_name = None
         if with_value and is_var(self.ret):
             # the reverse sweep replays loops and may overwrite carried variables: keep the result now

@@ -10,7 +10,7 @@ import numpy as np
 from . import evidence
 from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, read_checkpoint, restore_generator,
                          write_checkpoint)
-from .hmc import ChainWorkspace, HMCSettings, make_batch_evaluator, make_chain_kernel
+from .hmc import AdaptiveThreads, ChainWorkspace, HMCSettings, make_batch_evaluator, make_chain_kernel
 from .nested import NSState, Proposal, step
 from .priors import Prior
 from .progress import Progress
@@ -98,6 +98,11 @@ class NestedSampler:
                 "dtype": str(np.dtype(self.kernels.dtype)), "dlogz": dlogz, "params": self.params,
                 "prior": {n: list(s) for n, s in self.prior.to_spec().items()}}
 
+    def compile(self) -> "NestedSampler":
+        """Compile the chain kernel now (``run`` does it on first use; benchmarks call this to time runs alone)."""
+        self._build()
+        return self
+
     def _build(self):
         """Compile the fused chain kernel and the batch evaluator once (kept out of the timed run)."""
         if self._proposal is not None:
@@ -114,11 +119,11 @@ class NestedSampler:
             def evaluate(thetas, data, theta_buf, out):
                 out[:] = like.logl(np.ascontiguousarray(thetas, dtype=dtype))
         else:
-            advance = make_chain_kernel(kern.value, kern.value_and_grad)
+            advance = AdaptiveThreads(make_chain_kernel(kern.value, kern.value_and_grad))
             evaluate = make_batch_evaluator(kern.value)
         # Warm-up with zero steps compiles everything without using any random numbers of the run.
         u0 = np.full((self.k, self.ndim), 0.5)
-        advance(u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), 0, 1, seed_chain_states(
+        getattr(advance, "advance", advance)(u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), 0, 1, seed_chain_states(
             np.random.default_rng(0), self.k), kern.data, codes, args, *ws.arrays())
         evaluate(np.full((1, self.ndim), 0.5), kern.data, np.empty((1, self.ndim), dtype), np.empty(1))
         self._evaluate = evaluate

@@ -51,7 +51,7 @@ def run_nestgrad(name, nlive, seed):
     from sampler import NestedSampler
     b, like, prior = load_problem(name)
     sampler = NestedSampler(like, prior, nlive=nlive, seed=seed)
-    sampler._build()  # compile outside the timed run
+    sampler.compile()  # outside the timed run
     res = sampler.run(dlogz=0.1, progress=False)
     return {"wall": res.wall_time, "nlike": res.nlike, "ngrad": res.ngrad, "logz": res.logz,
             "logz_err": res.logz_err, "truth": b.reference_logz}

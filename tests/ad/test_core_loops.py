@@ -174,3 +174,35 @@ def test_a_reduction_read_by_a_later_fused_loop_is_not_fused():
     lines = [line for line in d.report().splitlines() if "loop at line" in line]
     assert "replayed in reverse order" in lines[0] and "fused with the forward pass" in lines[1]
     assert_gradient_ok(d, ns_of(TWO_LOOPS)["k"], (np.array([0.5, 1.5]), np.linspace(0.1, 1.0, 5)))
+
+
+NESTED_SUMS = '''
+import math
+
+def diag(theta, x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            d = (x[i, j] - theta[j]) / theta[x.shape[1] + j]
+            s += d * d
+    return -0.5 * s - x.shape[0] * (math.log(theta[2]) + math.log(theta[3]))
+
+def late(theta, x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        t = 0.0
+        for j in range(x.shape[1]):
+            t += theta[0] * x[i, j]
+        s += x[i, 0] * t * theta[1]
+    return s
+'''
+
+
+@pytest.mark.parametrize("name,fused", [("diag", ["fused", "fused"]), ("late", ["fused", "replayed"])])
+def test_nested_reductions_fuse_when_the_inner_adjoint_is_known(name, fused):
+    # in `late` the inner accumulator's adjoint needs x[i, 0], read after the inner loop: it is replayed
+    d = from_text(NESTED_SUMS, name)
+    lines = [line for line in d.report().splitlines() if "loop at line" in line]
+    assert [("fused" if "fused with" in line else "replayed") for line in lines] == fused
+    x = np.random.default_rng(5).uniform(0.1, 1.0, (4, 2))
+    assert_gradient_ok(d, ns_of(NESTED_SUMS)[name], (np.array([0.3, -0.2, 0.8, 1.3]), x))

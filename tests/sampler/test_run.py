@@ -109,6 +109,7 @@ def test_resume_with_other_settings_is_refused(tmp_path):
 
 def test_limits_stop_the_run():
     assert run(max_iter=4).niter == 4
+    assert run(max_time=0.0).niter == 0  # only the initial live points: still a valid (if poor) result
     capped = run(max_nlike=5000)
     assert capped.nlike >= 5000 and capped.nlike - capped.diagnostics["nlike"][-1] < 5000
 
@@ -175,3 +176,12 @@ def test_progress_bar_only_on_a_terminal():
         bar.close()
     assert "logZ=-1.25" in tty.getvalue() and "dlogz=0.7" in tty.getvalue()
     assert pipe.getvalue() == ""
+
+
+@pytest.mark.parametrize("threads", ["one", "all"])
+def test_thread_count_does_not_change_results(reference, threads):
+    sampler = NestedSampler(PROB, PROB.prior, seed=5, **KW).compile()
+    chooser = sampler._proposal.advance  # hmc.AdaptiveThreads
+    chooser.trials = 0
+    chooser.threads = 1 if threads == "one" else chooser.max_threads
+    assert_identical(reference, sampler.run(dlogz=0.5, progress=False))
