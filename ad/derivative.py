@@ -83,7 +83,7 @@ class Derivative:
         flags = sorted(fastmath) if not isinstance(fastmath, bool) else fastmath
         k = ("cpu", dtype, repr(flags))
         if k not in self._compiled:
-            text = module_source(self._c, dtype, "cpu") + _cpu_footer(flags)
+            text = module_source(self._c, dtype, "cpu", fastmath) + _cpu_footer(flags)
             digest = cache.key(*self._key_parts, *k, text)
             module = cache.load_module(self.name + "_cpu", digest, text)
             self._compiled[k] = Kernels(module, _CPU_FUNCS, text, dtype, self.needs_scratch)

@@ -48,15 +48,16 @@ def pure_sum_carried(loop, carried, active):
     return True
 
 
-def _strip_effects(stmts):
+def strip_effects(stmts):
+    """``stmts`` without gradient accumulation, scratch stores and zeroing (``Return`` stays)."""
     out = []
     for s in stmts:
         if isinstance(s, (GradAdd, Store, ZeroGrad)):
             continue
         if isinstance(s, If):
-            s = If(s.cond, _strip_effects(s.then), _strip_effects(s.orelse), s.pos)
+            s = If(s.cond, strip_effects(s.then), strip_effects(s.orelse), s.pos)
         elif isinstance(s, For):
-            s = For(s.var, s.start, s.stop, s.step, _strip_effects(s.body), s.pos, s.counter, s.reverse, s.loop_id)
+            s = For(s.var, s.start, s.stop, s.step, strip_effects(s.body), s.pos, s.counter, s.reverse, s.loop_id)
         out.append(s)
     return out
 
@@ -68,7 +69,7 @@ def exit_adjoints_ahead(after_reverse, targets, available, adjoint_names, tag, i
     computed before the loop; ``initial``: adjoints already known there (inside an enclosing fused loop, its
     accumulators' adjoints), all others start at zero. Returns ``(statements, {target: private name})``."""
     initial = initial or {}
-    sliced = dce.eliminate(_strip_effects(after_reverse), set(targets))
+    sliced = dce.eliminate(strip_effects(after_reverse), set(targets))
     if any(not isinstance(s, Assign) for s in sliced):
         return None
     defined = set()

@@ -3,15 +3,17 @@
 ``compile_kernel`` returns a ``Compiled`` record holding the IR of every generated function; ``module_source``
 prints it for one float width and target.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import activity as activity_pass
 from . import dce, types
 from .emit import function_source
 from .errors import KernelError
+from .fusion import strip_effects
 from .hoist import hoist
 from .ir import Assign, Return, is_var, rename, walk
 from .lower import lower_function
+from .optimise import NameSource, allows, optimise
 from .reverse import Reverse
 
 
@@ -88,6 +90,17 @@ def compile_kernel(src, wrt="theta"):
                     gtypes, act, [rev.info[k] for k in sorted(rev.info)], list(ctx.helpers), list(ctx.sources))
 
 
+def _optimised(c, fastmath):
+    """A copy of ``c`` with ``optimise.optimise`` applied to its three generated functions."""
+    arcp, reassoc = allows(fastmath, "arcp"), allows(fastmath, "reassoc")
+    fresh = NameSource(c.value_ir, c.vg_ir, c.grad_ir, c.size_ir)
+    vg_ir, grad_ir = (optimise(ir, c.types, fresh, arcp, reassoc) for ir in (c.vg_ir, c.grad_ir))
+    # ``value`` is ``value_and_grad`` without its gradient work, so both return the same bits: the passes may
+    # reassociate the primal's sums differently depending on what the adjoint shares with them
+    value_ir = dce.eliminate(strip_effects(vg_ir), set())
+    return replace(c, value_ir=value_ir, vg_ir=vg_ir, grad_ir=grad_ir)
+
+
 def _check_active_arguments(src, body, tinfo, wrt):
     """Active arguments are 1-D float arrays (an unused one is allowed: its gradient is zero)."""
     where_line = src.node.lineno
@@ -109,9 +122,15 @@ def _check_active_arguments(src, body, tinfo, wrt):
                               where_line, src.node.col_offset + 1)
 
 
-def module_source(c, dtype="float64", target="python"):
+def module_source(c, dtype="float64", target="python", fastmath=True):
     """The generated module: plain functions (``target='python'``), or with numba wrappers added by the
-    caller for ``cpu``/``cuda``.  CUDA modules leave out the allocating wrappers."""
+    caller for ``cpu``/``cuda``.  CUDA modules leave out the allocating wrappers.
+
+    ``fastmath``: the flags the module is compiled with (a set of LLVM flag names, or a bool); they decide which
+    of ``optimise.py``'s passes may run (reciprocals need ``arcp``, factoring needs ``reassoc``).  The python
+    and CUDA modules take the default (all passes): their results differ from the unoptimised code by rounding
+    only, and the CUDA device functions must not divide in their inner loops (``div.rn`` is slow)."""
+    c = _optimised(c, fastmath)
     args = list(c.arg_names)
     grads = list(c.grad_names)
     np_dtype = "np.float32" if dtype == "float32" else "np.float64"

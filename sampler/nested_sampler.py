@@ -120,7 +120,7 @@ class NestedSampler:
                 out[:] = like.logl(np.ascontiguousarray(thetas, dtype=dtype))
         else:
             advance = AdaptiveThreads(make_chain_kernel(kern.value, kern.value_and_grad))
-            evaluate = make_batch_evaluator(kern.value)
+            evaluate = make_batch_evaluator(kern.value, kern.value_and_grad)
         # Warm-up with zero steps compiles everything without using any random numbers of the run.
         u0 = np.full((self.k, self.ndim), 0.5)
         getattr(advance, "advance", advance)(u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), 0, 1, seed_chain_states(

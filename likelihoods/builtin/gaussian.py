@@ -11,6 +11,21 @@ NAME = "gaussian"
 DESCRIPTION = "normalised d-dim Gaussian at 0.5 (sigma 0.1, optional correlation rho) in the unit cube; logZ ~ 0"
 
 
+def kernel_diagonal(theta, mean, inv_var, lognorm):
+    # rho = 0: the quadratic form is a sum of d squares, O(d) instead of the O(d^2) double loop below.
+    d = theta.shape[0]
+    quad = 0.0
+    for i in range(d):
+        di = theta[i] - mean[i]
+        quad += di * di * inv_var[i]
+    return lognorm - 0.5 * quad
+
+
+def gradient_diagonal(theta, mean, inv_var, lognorm, out):
+    for i in range(theta.shape[0]):
+        out[i] = -inv_var[i] * (theta[i] - mean[i])
+
+
 def kernel(theta, mean, icov, lognorm):
     d = theta.shape[0]
     quad = 0.0
@@ -53,17 +68,24 @@ def reference_logz(mean, cov, rho):
 
 
 def get(ndim=4, sigma=0.1, rho=0.0, centre=0.5):
-    """Gaussian N(centre, Σ) with Σ_ii = sigma², Σ_ij = rho sigma²; prior U[0, 1]^ndim."""
+    """Gaussian N(centre, Σ) with Σ_ii = sigma², Σ_ij = rho sigma²; prior U[0, 1]^ndim.
+
+    rho = 0 uses ``kernel_diagonal`` (data ``mean, inv_var, lognorm``), otherwise ``kernel`` (data
+    ``mean, icov, lognorm``): same log-likelihood, O(d) instead of O(d²) per evaluation."""
     if not -1.0 / (ndim - 1 if ndim > 1 else 1) < rho < 1.0:
         raise ValueError(f"gaussian: rho={rho} does not give a positive-definite covariance for ndim={ndim}")
     mean = np.full(ndim, float(centre))
     cov = covariance(ndim, float(sigma), float(rho))
     _, logdet = np.linalg.slogdet(cov)
-    data = {"mean": mean, "icov": np.linalg.inv(cov),
-            "lognorm": float(-0.5 * (ndim * math.log(2.0 * math.pi) + logdet))}
+    lognorm = float(-0.5 * (ndim * math.log(2.0 * math.pi) + logdet))
+    if rho == 0.0:  # no correlation: the diagonal kernel (O(d) per evaluation)
+        fn, grad, data = kernel_diagonal, gradient_diagonal, {"mean": mean, "inv_var": 1.0 / np.diag(cov)}
+    else:
+        fn, grad, data = kernel, gradient, {"mean": mean, "icov": np.linalg.inv(cov)}
+    data["lognorm"] = lognorm
     params = tuple(f"x{i + 1}" for i in range(ndim))
     priors = {p: ("uniform", 0.0, 1.0) for p in params}
     method = "exact (normal CDF)" if rho == 0.0 else "scipy multivariate normal CDF of the unit cube"
-    return Builtin(NAME, kernel, gradient, params, priors, data, reference_logz(mean, cov, rho), method,
+    return Builtin(NAME, fn, grad, params, priors, data, reference_logz(mean, cov, rho), method,
                    dict(zip(params, mean.tolist())), DESCRIPTION,
                    {"ndim": ndim, "sigma": sigma, "rho": rho, "centre": centre})
