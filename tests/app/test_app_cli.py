@@ -20,8 +20,8 @@ name: small
 likelihood:
   builtin: gaussian4d
 sampler:
-  nlive: 400               # long enough (a few seconds) that the test's kill lands mid-run even on a busy CPU
-  dlogz: 0.1
+  nlive: 2000              # long enough (a few seconds of sampling) that the kill and the Ctrl-C land mid-run
+  dlogz: 0.01
   seed: 11
   checkpoint_every: 0.05
 backend: cpu
