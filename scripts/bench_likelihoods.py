@@ -44,7 +44,7 @@ GAUSS4D_FLOPS_PER_POINT = 10
 def datapoints(b):
     """Terms summed per sample: the data length of the kernel's loop (1 for data-free problems)."""
     sizes = {"gaussian4d": lambda: b.data["x"].shape[1], "poisson_rates": lambda: b.data["counts"].size,
-             "gaussian": lambda: b.ndim * b.ndim, "gaussian_shells": lambda: b.ndim,
+             "gaussian": lambda: b.ndim * b.ndim if "icov" in b.data else b.ndim, "gaussian_shells": lambda: b.ndim,
              "linear_regression": lambda: b.data["x"].size, "student_t": lambda: b.data["y"].size,
              "negative_binomial": lambda: b.data["k"].size}
     return sizes.get(b.name, lambda: 1)()

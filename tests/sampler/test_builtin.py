@@ -1,12 +1,10 @@
 """The sampler through the real pipeline: ``likelihoods.builtin`` problem -> ad-generated kernels ->
-``Likelihood.cpu_kernels()`` -> fused HMC. Skipped when the likelihoods package cannot be imported."""
+``Likelihood.cpu_kernels()`` -> fused HMC."""
 
 import numpy as np
-import pytest
 
-builtin = pytest.importorskip("likelihoods.builtin")
-
-from sampler import NestedSampler, Prior  # noqa: E402
+from likelihoods import builtin
+from sampler import NestedSampler, Prior
 
 
 def test_every_builtin_default_prior_builds():
