@@ -418,11 +418,3 @@ def _fold(op, a, b):
     except (ZeroDivisionError, OverflowError):
         return None
     return None
-
-
-def _dotted(e):
-    if isinstance(e, ast.Name):
-        return e.id
-    if isinstance(e, ast.Attribute):
-        return _dotted(e.value) + "." + e.attr
-    return "<expr>"
