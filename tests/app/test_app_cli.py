@@ -190,3 +190,17 @@ def test_run_without_config_uses_the_embedded_default(nestgrad_inprocess, tmp_pa
     assert abs(results.logz - results.reference_logz) < 4 * results.logz_err
     assert not (tmp_path / "default" / "gradient_check.json").exists()  # --no-check: no check was made
     assert "reference logZ" in out
+
+
+def test_sigterm_writes_a_checkpoint_and_exits_143(reference, app_env, tmp_path):
+    config, _, _ = reference
+    out = tmp_path / "terminated"
+    checkpoint = out / "checkpoint.npz"
+    command = [sys.executable, "-m", "sampler", "run", str(config), "--out", str(out), "--quiet"]
+    proc = subprocess.Popen(command, cwd=REPO, env=app_env, stderr=subprocess.PIPE, text=True)
+    _wait_for(checkpoint.is_file, proc)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "--resume" in err and "Traceback" not in err, err
+    assert checkpoint.is_file() and not (out / "results.json").exists()
