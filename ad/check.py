@@ -13,6 +13,10 @@ absolutely, ``|a_i - b_i| <= rtol * atol_scale_i``. The default ``atol_scale_i``
 component, raised where needed to ``noise_i / rtol`` with ``noise_i = 16 eps (1 + |f|) / h_i``, the size the
 rounding error of the extrapolated difference quotient can reach. A gradient component that is truly zero thus
 passes when finite differences give rounding noise, while a wrong component larger than that noise fails.
+
+Step: adaptive per component by default (``_ridders``: a ladder of halving steps, extrapolated, the estimate
+whose neighbours agree best wins), so a kernel whose gradient varies fast in one parameter (a period over a
+long baseline) and slowly in another is differenced well in both; ``step=`` fixes one relative step instead.
 """
 import inspect
 import math
@@ -21,7 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 
 _EPS = np.finfo(np.float64).eps
-_DEFAULT_REL_STEP = 1e-3  # optimal for O(h^4) Richardson-extrapolated central differences: ~eps^(1/5)
+_LADDER_START = 0.1      # relative size of the largest step Ridders' ladder tries
+_LADDER_LEVELS = 18      # halvings: the smallest step is 0.1 / 2^17 ~ 8e-7 of |x|
+_TABLEAU_COLUMNS = 6     # extrapolation orders h^2 .. h^10
+_SAFE = 2.0              # stop once the newest order is this much worse than the best estimate ...
+_CONVERGED = 1e-6        # ... and the best estimate's error is below this fraction of it
 _ZERO_SCALE_FRACTION = 1e-3
 _NOISE_FACTOR = 16.0
 
@@ -100,11 +108,12 @@ class GradientCheck:
 def finite_difference_gradient(fn, theta, *consts, wrt_index=0, step=None):
     """Central finite-difference gradient of ``fn(theta, *consts)`` w.r.t. argument ``wrt_index`` (float64).
 
-    Per-parameter step ``h_i = step * |x_i|`` (``step * 1`` where ``x_i == 0``; default step 1e-3), with two step
-    sizes combined by Richardson extrapolation, ``(4 D(h/2) - D(h)) / 3``, so the truncation error is O(h^4).
+    Default (``step=None``): the adaptive step of :func:`_ridders`, per component. A number ``step`` fixes the
+    relative step ``h_i = step * |x_i|`` (``step`` where ``x_i == 0``) and combines ``h`` and ``h/2`` by one
+    Richardson extrapolation, ``(4 D(h/2) - D(h)) / 3``.
     """
     args = _float64_args(theta, consts, (wrt_index,))
-    return _fd(fn, args, wrt_index, _DEFAULT_REL_STEP if step is None else step)[0]
+    return _fd(fn, args, wrt_index, step)[0]
 
 
 def check_gradient(fn, theta, *consts, analytic=None, wrt="theta", rtol=1e-6, step=None, derivative=None,
@@ -129,9 +138,8 @@ def check_gradient(fn, theta, *consts, analytic=None, wrt="theta", rtol=1e-6, st
         from . import differentiate  # at call time: the differentiator imports this module's package
         derivative = differentiate(fn, wrt=wrt)
 
-    rel_step = _DEFAULT_REL_STEP if step is None else step
     value = _evaluate(fn, args, "at the given point")
-    fds, noises = zip(*(_fd(fn, args, k, rel_step, value) for k in active))
+    fds, noises = zip(*(_fd(fn, args, k, step, value) for k in active))
     fd, noise = np.concatenate(fds), np.concatenate(noises)
 
     outs = [np.zeros(args[k].shape) for k in active]
@@ -154,36 +162,88 @@ def check_gradient(fn, theta, *consts, analytic=None, wrt="theta", rtol=1e-6, st
     value_scale = max(abs(value), abs(ad_value), np.finfo(np.float64).tiny)
     return GradientCheck(
         names=labels, ad=ad, fd=fd, analytic=exact,
-        rel_err_fd=_rel_err(ad, fd, atol),
-        rel_err_analytic=None if exact is None else _rel_err(ad, exact, atol),
+        rel_err_fd=relative_error(ad, fd, atol),
+        rel_err_analytic=None if exact is None else relative_error(ad, exact, atol),
         atol_scale=atol, value=value, ad_value=ad_value,
         value_rel_err=float(abs(ad_value - value) / value_scale) if ad_value != value else 0.0,
         rtol=float(rtol),
     )
 
 
-def _rel_err(a, b, atol):
+def relative_error(a, b, atol):
+    """The metric of the module docstring, elementwise (broadcasting ``atol``)."""
     return np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), atol)
 
 
-def _fd(fn, args, k, rel_step, value=None):
-    """Gradient w.r.t. ``args[k]`` and the rounding-noise level of each component."""
+def _fd(fn, args, k, step, value=None):
+    """Gradient w.r.t. ``args[k]`` and the rounding-noise level of each component (``step``: see
+    :func:`finite_difference_gradient`)."""
     x = args[k]
     if value is None:
         value = _evaluate(fn, args, "at the given point")
     grad = np.empty(x.size)
     noise = np.empty(x.size)
     for i in range(x.size):
-        xi = x.flat[i]
-        h = rel_step * (abs(xi) if xi != 0.0 else 1.0)
-        h = (xi + h) - xi  # a step that is exactly representable around xi
-        if h == 0.0:
-            raise ValueError(f"check_gradient: step {rel_step:g} is too small for parameter {i} = {xi!r}")
-        d1 = (_shifted(fn, args, k, i, h) - _shifted(fn, args, k, i, -h)) / (2.0 * h)
-        d2 = (_shifted(fn, args, k, i, h / 2) - _shifted(fn, args, k, i, -h / 2)) / h
-        grad[i] = (4.0 * d2 - d1) / 3.0
+        shifted = lambda delta: _shifted(fn, args, k, i, delta)  # noqa: E731
+        if step is None:
+            grad[i], h = _ridders(shifted, x.flat[i], i)
+        else:
+            h = _step(x.flat[i], step, i)
+            d1 = (shifted(h) - shifted(-h)) / (2.0 * h)
+            d2 = (shifted(h / 2) - shifted(-h / 2)) / h
+            grad[i] = (4.0 * d2 - d1) / 3.0
         noise[i] = _NOISE_FACTOR * _EPS * (1.0 + abs(value)) / h
     return grad, noise
+
+
+def _step(xi, rel_step, i):
+    """A step ``rel_step * |xi|`` (``rel_step`` at 0) that is exactly representable around ``xi``."""
+    h = rel_step * (abs(xi) if xi != 0.0 else 1.0)
+    h = (xi + h) - xi
+    if h == 0.0:
+        raise ValueError(f"check_gradient: step {rel_step:g} is too small for parameter {i} = {xi!r}")
+    return h
+
+
+def _ridders(shifted, xi, i):
+    """Ridders' adaptive central difference of one component: ``(estimate, step of the estimate)``.
+
+    Central differences ``D(h) = (f(x+h) - f(x-h)) / 2h`` on the ladder ``h_m = LADDER_START |x| / 2^m``
+    are extrapolated to ``h -> 0`` in a Neville tableau (``T[m][j] = (4^j T[m][j-1] - T[m-1][j-1]) / (4^j - 1)``,
+    each column removing the next even power of ``h``). Each entry's error is estimated by how far it moved from
+    its two neighbours; the entry with the smallest estimate wins. A large step for a kernel that varies fast
+    (a long time baseline against a short period) sits outside the asymptotic regime and disagrees with its
+    neighbours, a tiny one drowns in rounding: both lose. Steps where the kernel fails or is not finite (near
+    the edge of its domain) are skipped and the tableau restarts below them. Numerical Recipes §5.7 (dfridr).
+    """
+    best, best_err, best_h, previous, last_error = math.nan, math.inf, None, None, None
+    for m in range(_LADDER_LEVELS):
+        try:
+            h = _step(xi, _LADDER_START / 2.0 ** m, i)
+            row = [(shifted(h) - shifted(-h)) / (2.0 * h)]
+        except ValueError as error:  # the kernel failed there: try a smaller step
+            previous, last_error = None, error
+            continue
+        if not math.isfinite(row[0]):
+            previous = None
+            continue
+        if best_h is None:
+            best, best_h = row[0], h  # a plain difference until the tableau has something better
+        factor = 4.0
+        for j in range(1, min(len(previous or ()) + 1, _TABLEAU_COLUMNS)):
+            row.append((factor * row[j - 1] - previous[j - 1]) / (factor - 1.0))
+            factor *= 4.0
+            err = max(abs(row[j] - row[j - 1]), abs(row[j] - previous[j - 1]))
+            if err <= best_err:
+                best, best_err, best_h = row[j], err, h
+        converged = best_err <= _CONVERGED * abs(best)
+        if previous is not None and converged and abs(row[-1] - previous[-1]) >= _SAFE * best_err:
+            break  # higher order got worse than the best by a margin: rounding has taken over
+        previous = row
+    if best_h is None:
+        raise last_error if last_error is not None else ValueError(
+            f"check_gradient: the kernel is not finite around parameter {i} = {xi!r} at any step")
+    return best, best_h
 
 
 def _shifted(fn, args, k, i, delta):

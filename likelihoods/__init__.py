@@ -5,10 +5,10 @@
 """
 
 from . import builtin
-from .errors import DataError, LikelihoodError
+from .errors import DataError, KernelIndexError, LikelihoodError, ParamsError
 from .gradcheck import GradientReport
 from .kernels import CpuKernels, CudaKernels
-from .likelihood import Likelihood
+from .likelihood import Likelihood, UnusedParameterWarning
 
-__all__ = ["CpuKernels", "CudaKernels", "DataError", "GradientReport", "Likelihood", "LikelihoodError",
-           "builtin"]
+__all__ = ["CpuKernels", "CudaKernels", "DataError", "GradientReport", "KernelIndexError", "Likelihood",
+           "LikelihoodError", "ParamsError", "UnusedParameterWarning", "builtin"]

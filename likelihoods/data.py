@@ -1,106 +1,18 @@
-"""Kernel data: read files, learn from the kernel how it indexes each argument, check shapes, cast once.
+"""Kernel data: read files, check shapes against how the kernel uses each argument, cast once.
+
+How the kernel uses an argument (helpers included) comes from likelihoods/kernel_use.py.
 
 Accepted values for a data key: a number, a list, a numpy array, or a file name — ``.npy``, ``.npz``
 (``file.npz:key``, or a file holding one array), ``.csv`` (comma separated, one header line allowed) and
 whitespace-separated text (any other extension).
 """
 
-import ast
 import os
-from dataclasses import dataclass
 
 import numpy as np
 
+from . import kernel_use
 from .errors import DataError
-
-
-@dataclass
-class ArgumentUse:
-    """How a kernel uses one argument: ``ndim`` (number of indices, 0 for a scalar, None when unknown),
-    ``as_integer`` (used as an index or in ``range``: keep it integer), and where (``line``, ``col``)."""
-
-    ndim: object = None
-    as_integer: bool = False
-    line: int = 0
-    col: int = 0
-    max_index: int = -1  # largest constant index seen (for theta: how many parameters the kernel reads)
-
-
-def argument_uses(node):
-    """``{arg_name: ArgumentUse}`` from the kernel's FunctionDef (line numbers as in ``node``)."""
-    names = [a.arg for a in node.args.args]
-    uses = {name: ArgumentUse() for name in names}
-    bare = {name: None for name in names}
-    inside = set()  # id() of Name nodes already accounted for as subscripted / .shape / len()
-
-    def note(name, ndim, where):
-        use = uses[name]
-        if use.ndim is None or (ndim is not None and ndim > use.ndim):
-            use.ndim = ndim
-            use.line, use.col = where.lineno, where.col_offset + 1
-
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and sub.value.id in uses:
-            index = sub.slice
-            count = len(index.elts) if isinstance(index, ast.Tuple) else 1
-            note(sub.value.id, count, sub)
-            inside.add(id(sub.value))
-            if count == 1 and isinstance(index, ast.Constant) and isinstance(index.value, int):
-                uses[sub.value.id].max_index = max(uses[sub.value.id].max_index, index.value)
-        elif (isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Attribute)
-              and sub.value.attr == "shape" and isinstance(sub.value.value, ast.Name)
-              and sub.value.value.id in uses):
-            name = sub.value.value.id
-            inside.add(id(sub.value.value))
-            if isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, int):
-                at_least = sub.slice.value + 1
-                if uses[name].ndim is None or uses[name].ndim < at_least:
-                    note(name, at_least, sub)
-        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
-            if sub.func.id == "len" and sub.args and isinstance(sub.args[0], ast.Name) and sub.args[0].id in uses:
-                inside.add(id(sub.args[0]))
-                if uses[sub.args[0].id].ndim is None:
-                    note(sub.args[0].id, 1, sub)
-            if sub.func.id == "range":
-                for arg in sub.args:
-                    _mark_integer(arg, uses)
-        if isinstance(sub, ast.Subscript):
-            index = sub.slice
-            for part in index.elts if isinstance(index, ast.Tuple) else [index]:
-                _mark_integer(part, uses)
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and sub.id in uses and id(sub) not in inside and bare[sub.id] is None:
-            bare[sub.id] = sub
-    for name, use in uses.items():
-        if use.ndim is None and bare[name] is not None and not _passed_to_call(node, name):
-            use.ndim = 0  # only ever used as a value: a scalar
-            use.line, use.col = bare[name].lineno, bare[name].col_offset + 1
-    return uses
-
-
-def _mark_integer(expr, uses):
-    """Arguments whose values feed an index or ``range`` (but not via ``.shape`` or ``len``: sizes)."""
-    if isinstance(expr, ast.Attribute) and expr.attr == "shape":
-        return
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "len":
-        return
-    if isinstance(expr, ast.Name) and expr.id in uses:
-        uses[expr.id].as_integer = True
-        if not uses[expr.id].line:
-            uses[expr.id].line, uses[expr.id].col = expr.lineno, expr.col_offset + 1
-    for child in ast.iter_child_nodes(expr):
-        _mark_integer(child, uses)
-
-
-def _passed_to_call(node, name):
-    """True when ``name`` is passed whole to a helper (then its dimensions are the helper's business)."""
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Call) and not (isinstance(sub.func, ast.Attribute)
-                                              and isinstance(sub.func.value, ast.Name)
-                                              and sub.func.value.id == "math"):
-            if any(isinstance(a, ast.Name) and a.id == name for a in sub.args):
-                return True
-    return False
 
 
 def load_value(key, value, base_dir=None):
@@ -162,16 +74,17 @@ def _load_text(path, delimiter):
         return np.loadtxt(path, delimiter=delimiter, ndmin=1, skiprows=1)  # one header line
 
 
-def prepare(kernel, data, dtype, base_dir=None, integer_dtype=np.int64):
+def prepare(kernel, data, dtype, base_dir=None, integer_dtype=np.int64, use=None):
     """Kernel data arguments in kernel order, checked against their uses and cast once.
 
     ``kernel`` is a :class:`likelihoods.kernel_source.KernelSource`; the first argument is theta, the rest
     are looked up by name in ``data``. Float data become ``dtype``; integer data used as indices (or in
     ``range``) stay integer; scalars become numpy scalars of that type (so numba types them the same way).
+    ``use``: the kernel's :class:`likelihoods.kernel_use.KernelUse` (computed when not given).
     """
     data = {} if data is None else dict(data)
     names = kernel.arg_names[1:]
-    uses = argument_uses(kernel.node)
+    uses = (use or kernel_use.of_kernel(kernel)).uses
     where = f"{kernel.filename}:{kernel.node.lineno}"
     missing = [n for n in names if n not in data]
     if missing:
@@ -181,8 +94,22 @@ def prepare(kernel, data, dtype, base_dir=None, integer_dtype=np.int64):
     if extra:
         raise DataError(extra[0], f"not an argument of kernel {kernel.name!r} ({where}); its data arguments "
                                   f"are: {', '.join(names) or 'none'}")
-    return tuple(_prepare_one(name, load_value(name, data[name], base_dir), uses[name], kernel, dtype,
-                              integer_dtype) for name in names)
+    return tuple(_prepare_one(name, load_value(name, data[name], base_dir), uses[name], dtype, integer_dtype)
+                 for name in names)
+
+
+def shape_problem(name, array, use):
+    """Why ``array`` cannot be the kernel argument ``name`` with :class:`ArgumentUse` ``use``, or None."""
+    ndim = use.ndim
+    if ndim is not None and array.ndim != ndim and not (ndim == 0 and array.size == 1):
+        place = kernel_use.describe(use.where)
+        how = (f"uses '{name}' as a scalar" if ndim == 0 else
+               f"indexes '{name}' with {ndim} ind{'ex' if ndim == 1 else 'ices'}")
+        return f"the kernel {how} ({place}) but the value has shape {array.shape} ({array.ndim}-D)"
+    if ndim is None and array.ndim < use.min_ndim:
+        return (f"the kernel reads '{name}'.shape[{use.min_ndim - 1}] ({kernel_use.describe(use.min_at)}) but "
+                f"the value has shape {array.shape} ({array.ndim}-D)")
+    return None
 
 
 def load_all(data, base_dir=None):
@@ -190,20 +117,18 @@ def load_all(data, base_dir=None):
     return {key: load_value(key, value, base_dir) for key, value in (data or {}).items()}
 
 
-def _prepare_one(name, array, use, kernel, dtype, integer_dtype):
-    place = f"{kernel.filename}:{use.line}:{use.col}"
-    if use.ndim is not None and array.ndim != use.ndim:
-        if use.ndim == 0 and array.size == 1:
-            array = array.reshape(())
-        else:
-            how = "as a scalar" if use.ndim == 0 else f"with {use.ndim} ind{'ex' if use.ndim == 1 else 'ices'}"
-            raise DataError(name, f"the kernel uses it {how} ({place}) but the value has shape "
-                                  f"{array.shape} ({array.ndim}-D)")
+def _prepare_one(name, array, use, dtype, integer_dtype):
+    problem = shape_problem(name, array, use)
+    if problem:
+        raise DataError(name, problem)
+    if use.ndim == 0 and array.ndim > 0:
+        array = array.reshape(())
     if array.ndim > 0 and array.size == 0:
         raise DataError(name, f"is empty (shape {array.shape})")
     integer = use.as_integer and array.dtype.kind in "iub"
     if use.as_integer and not integer:
         if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
+            place = kernel_use.describe(use.integer_at)
             raise DataError(name, f"the kernel uses it as an integer ({place}) but it holds non-integers")
         integer = True
     target = np.dtype(integer_dtype) if integer else np.dtype(dtype)

@@ -11,3 +11,24 @@ class DataError(LikelihoodError):
     def __init__(self, key, message):
         self.key = key
         super().__init__(f"data key {key!r}: {message}")
+
+
+class KernelIndexError(LikelihoodError):
+    """The kernel reads an array outside its bounds (numba would read memory outside it, without an error).
+
+    ``filename``, ``lineno``, ``col`` (1-based) locate the read in the kernel (or helper) file; the message
+    starts with ``file:line:col:``. ``array`` is the argument read; ``config_key`` the config entry to blame.
+    """
+
+    config_key = ("likelihood", "kernel")
+
+    def __init__(self, filename, lineno, col, message, array=None):
+        self.filename, self.lineno, self.col, self.array = filename, int(lineno), int(col), array
+        self.key = None
+        super().__init__(f"{filename}:{self.lineno}:{self.col}: {message}")
+
+
+class ParamsError(KernelIndexError):
+    """The kernel reads more parameters than ``params`` names (theta[k] with k >= len(params))."""
+
+    config_key = ("params",)

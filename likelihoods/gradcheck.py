@@ -1,41 +1,61 @@
-"""Cross-check of gradients: AD vs central finite differences vs an analytic gradient, in float64.
+"""Cross-check of a likelihood's gradients at many points: AD vs finite differences vs an analytic gradient.
 
-Finite differences use the five-point stencil on the user's own plain-Python kernel, so they depend neither
-on ``ad`` nor on numba; a wrong AD gradient or a wrong analytic gradient both show up as a large relative
-error against them.
+Every point is checked by ``ad.check.check_gradient`` (the one checker: adaptive-step Ridders differences on the
+user's own plain-Python kernel in float64, independent of numba); this module gathers the points into a
+:class:`GradientReport` with the worst error per parameter and the tolerances below.
 """
 
+import inspect
 import math
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-FD_TOLERANCE = 2e-5        # five-point differences in float64 agree to ~1e-9 on smooth kernels
+from ad import check
+
+FD_TOLERANCE = 2e-5        # adaptive differences agree to ~1e-9 on smooth kernels; room for long sums
 ANALYTIC_TOLERANCE = 1e-7  # AD and a hand-derived formula differ only by summation order
+_MATH_ERRORS = (ValueError, OverflowError, ZeroDivisionError)
 
 
-def finite_difference(fn, theta, consts, rel_step=1e-4):
-    """Five-point central differences of ``fn(theta, *consts)`` in float64, step ``rel_step·max(|θ_j|, 0.01)``."""
-    theta = np.array(theta, dtype=np.float64)
-    grad = np.empty_like(theta)
-    for j in range(theta.size):
-        h = rel_step * max(abs(theta[j]), 1e-2)
-        values = []
-        for shift in (-2.0, -1.0, 1.0, 2.0):
-            moved = theta.copy()
-            moved[j] += shift * h
-            values.append(float(fn(moved, *consts)))
-        grad[j] = (values[0] - 8.0 * values[1] + 8.0 * values[2] - values[3]) / (12.0 * h)
-    return grad
+def check_points(fn, derivative, params, thetas, data, analytic=None):
+    """:class:`GradientReport` of ``derivative`` (pure-Python ``value_and_grad``) against finite differences of
+    ``fn(theta, *data)`` and ``analytic(theta, *data, out)`` at each row of ``thetas``. A point where the
+    value or the differences are not finite (the edge of the kernel's domain) is skipped."""
+    thetas = np.asarray(thetas, dtype=np.float64)
+    n, d = thetas.shape
+    values, ad, fd, atol = np.full(n, np.nan), np.full((n, d), np.nan), np.full((n, d), np.nan), np.ones((n, d))
+    exact = None if analytic is None else np.full((n, d), np.nan)
+    wrt = next(iter(inspect.signature(fn).parameters))
+    row = np.empty(d)
+    with np.errstate(all="ignore"):
+        for i, theta in enumerate(thetas):
+            try:
+                values[i] = derivative.value_and_grad(theta, *data, row)
+            except _MATH_ERRORS:
+                values[i] = np.nan
+            ad[i] = row
+            if not np.isfinite(values[i]):
+                continue
+            try:
+                result = check.check_gradient(fn, theta, *data, analytic=analytic, wrt=wrt, rtol=FD_TOLERANCE,
+                                              derivative=derivative, names=params)
+            except _MATH_ERRORS:
+                continue  # no finite differences here: counted as skipped
+            fd[i], atol[i] = result.fd, result.atol_scale
+            if exact is not None:
+                exact[i] = result.analytic
+    return GradientReport.build(params, thetas, values, ad, fd, exact, atol=atol)
 
 
-def relative_error(a, b):
-    """Per-component ``|a - b| / max(|a|, |b|, floor)``, rows = points; the floor (1e-3 of the row's largest
-    component, at least 1e-8) stops components that are zero up to rounding from dominating."""
+def relative_error(a, b, atol=None):
+    """Per-component ``|a - b| / max(|a|, |b|, atol)`` (ad/check.py's metric), rows = points, NaN -> inf.
+    ``atol`` None: 1e-3 of the row's largest ``|b|`` (at least 1e-8), the zero scale without a noise estimate."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    floor = np.maximum(1e-3 * np.max(np.abs(b), axis=1, keepdims=True), 1e-8)
-    err = np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), floor)
+    if atol is None:
+        atol = np.maximum(1e-3 * np.max(np.abs(b), axis=1, keepdims=True), 1e-8)
+    err = check.relative_error(a, b, atol)
     return np.where(np.isnan(err), np.inf, err)
 
 
@@ -46,7 +66,7 @@ class GradientReport:
     params, thetas (n, ndim) the points checked, values (n,) logL there; ad, fd, analytic (n, ndim) gradients
     (analytic None when no analytic gradient was given); ad_vs_fd, analytic_vs_fd, ad_vs_analytic (ndim,)
     worst relative error per parameter over the points (None when not applicable); skipped: points with a
-    non-finite logL (no gradient to check); ok: every comparison within its tolerance.
+    non-finite logL or finite differences (nothing to check); ok: every comparison within its tolerance.
     """
 
     params: tuple
@@ -62,15 +82,17 @@ class GradientReport:
     ok: bool = False
 
     @classmethod
-    def build(cls, params, thetas, values, ad, fd, analytic=None):
-        finite = np.isfinite(values)
+    def build(cls, params, thetas, values, ad, fd, analytic=None, atol=None):
+        """``atol`` (n, ndim): ad.check's zero scale per point and parameter (None: see relative_error)."""
+        finite = np.isfinite(values) & np.all(np.isfinite(fd), axis=1)
         report = cls(tuple(params), thetas, values, ad, fd, analytic, skipped=int((~finite).sum()))
         if not finite.any():
             return report  # nothing could be checked: not ok
-        report.ad_vs_fd = relative_error(ad[finite], fd[finite]).max(axis=0)
+        scale = None if atol is None else np.asarray(atol)[finite]
+        report.ad_vs_fd = relative_error(ad[finite], fd[finite], scale).max(axis=0)
         checks = [np.all(report.ad_vs_fd <= FD_TOLERANCE)]
         if analytic is not None:
-            report.analytic_vs_fd = relative_error(analytic[finite], fd[finite]).max(axis=0)
+            report.analytic_vs_fd = relative_error(analytic[finite], fd[finite], scale).max(axis=0)
             report.ad_vs_analytic = relative_error(ad[finite], analytic[finite]).max(axis=0)
             checks += [np.all(report.analytic_vs_fd <= FD_TOLERANCE),
                        np.all(report.ad_vs_analytic <= ANALYTIC_TOLERANCE)]
@@ -96,7 +118,7 @@ class GradientReport:
         checked = len(self.values) - self.skipped
         verdict = "OK" if self.ok else "FAILED"
         lines.append(f"{verdict}: worst relative error per parameter over {checked} point(s)"
-                     + (f", {self.skipped} skipped (logL not finite)" if self.skipped else "")
+                     + (f", {self.skipped} skipped (logL or differences not finite)" if self.skipped else "")
                      + f"; tolerances FD {FD_TOLERANCE:g}, analytic {ANALYTIC_TOLERANCE:g}; '!' marks a failure")
         return "\n".join(lines)
 

@@ -1,10 +1,16 @@
 """``Likelihood``: a per-sample kernel, its data and a backend, evaluated on batches of parameter vectors."""
 
+import warnings
+
 import numpy as np
 
-from . import backends, derivatives, gradcheck, kernel_source, priors_spec
-from .data import argument_uses, load_all, prepare
-from .errors import LikelihoodError
+from . import backends, bounds, derivatives, gradcheck, kernel_source, kernel_use, priors_spec
+from .data import load_all, prepare
+from .errors import LikelihoodError, ParamsError
+
+
+class UnusedParameterWarning(UserWarning):
+    """``params`` names a parameter the kernel never reads (its posterior will just be its prior)."""
 
 GPU_DEFAULT_DTYPE = "float32"
 
@@ -21,30 +27,38 @@ class Likelihood:
               :meth:`check_gradient`
     priors    optional default priors as plain data (``{name: ("uniform", low, high)}``): where
               :meth:`check_gradient` looks when no points are given
+    draws     optional ``draws(rng, n) -> (n, ndim)`` parameter points (e.g. from a sampler's prior), used
+              instead of ``priors`` for those points and for the bounds check below
     data_dir  folder that relative data/kernel file names are relative to (a config file's folder)
 
     Returned arrays are buffers owned by the likelihood, reused by the next call with the same batch size:
     copy them to keep them, or pass ``out``/``grad_out``. ``nbad`` is the number of bad samples (NaN, +inf,
-    math domain error, or a non-finite gradient) in the last call; they come back as NaN.
+    math domain error, or a non-finite gradient) in the last call; they come back as NaN; ``nbad_total`` and
+    ``ncalls_total`` (samples evaluated) accumulate over every batched call since construction.
+
+    The constructor refuses, before anything is compiled, a kernel that reads theta beyond ``params``
+    (:class:`ParamsError`) or reads data out of bounds (:class:`KernelIndexError`, likelihoods/bounds.py), and
+    warns (:class:`UnusedParameterWarning`, also kept as text in ``warnings``) about parameters the kernel
+    never reads.
     """
 
     def __init__(self, fn, params, data=None, backend="cpu", dtype=None, gradient=None, *, priors=None,
-                 data_dir=None):
+                 data_dir=None, draws=None):
         kernel = kernel_source.resolve(fn, base_dir=data_dir)
         derivative = derivatives.from_kernel(kernel)
-        self._setup(kernel, derivative, params, data, backend, dtype, gradient, priors, data_dir)
+        self._setup(kernel, derivative, params, data, backend, dtype, gradient, priors, data_dir, draws)
 
     @classmethod
     def from_derivative(cls, derivative, fn, params, data=None, backend="cpu", dtype=None, gradient=None, *,
-                        priors=None, data_dir=None):
+                        priors=None, data_dir=None, draws=None):
         """As the constructor, with per-sample functions from ``derivative`` (any object with the
         interface of docs/internals.md §1, e.g. :class:`likelihoods.derivatives.AnalyticDerivative`)."""
         self = cls.__new__(cls)
         self._setup(kernel_source.resolve(fn, base_dir=data_dir), derivative, params, data, backend, dtype,
-                    gradient, priors, data_dir)
+                    gradient, priors, data_dir, draws)
         return self
 
-    def _setup(self, kernel, derivative, params, data, backend, dtype, gradient, priors, data_dir):
+    def _setup(self, kernel, derivative, params, data, backend, dtype, gradient, priors, data_dir, draws=None):
         self.kernel, self.derivative = kernel, derivative
         if isinstance(params, str) or not all(isinstance(p, str) for p in params):
             raise LikelihoodError(f"params: expected a list of parameter names, got {params!r}")
@@ -54,6 +68,7 @@ class Likelihood:
         if not kernel.arg_names:
             raise LikelihoodError(f"{kernel.filename}:{kernel.node.lineno}: kernel {kernel.name!r} takes no "
                                   "arguments; the first must be the parameter vector")
+        self.use = kernel_use.of_kernel(kernel)
         self._check_theta_use()
         self.backend = backends.resolve(backend)
         if dtype is None:
@@ -65,24 +80,53 @@ class Likelihood:
         if self.dtype not in (np.float32, np.float64):
             raise LikelihoodError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
         self.priors = priors_spec.validate(priors, self.params)
+        self.draws = draws
         self.gradient = gradient
         if gradient is not None and not callable(gradient):  # a file reference
             self.gradient = kernel_source.resolve(gradient, base_dir=data_dir, what="gradient").function
         loaded = load_all(data, data_dir)
-        self.data = prepare(kernel, loaded, self.dtype)
-        self._data64 = prepare(kernel, loaded, np.float64)  # for check_gradient, always in float64
+        self.data = prepare(kernel, loaded, self.dtype, use=self.use)
+        self._data64 = prepare(kernel, loaded, np.float64, use=self.use)  # for checks, always in float64
+        bounds.check(kernel, self.use, self._data64, self.params, self._probe_points)
         probe = np.zeros(self.ndim, dtype=self.dtype)
         self.scratch_size = int(derivative.scratch_size(probe, *self.data)) if derivative.needs_scratch else 0
         self._impl = backends.backend_class(self.backend)(derivative, self.data, self.dtype, self.ndim,
                                                           self.scratch_size)
-        self.nbad = 0
+        self.nbad = self.nbad_total = self.ncalls_total = 0
 
     def _check_theta_use(self):
-        use = argument_uses(self.kernel.node)[self.kernel.arg_names[0]]
-        if use.max_index >= len(self.params):
-            raise LikelihoodError(f"{self.kernel.filename}:{use.line}:{use.col}: the kernel reads "
-                                  f"{self.kernel.arg_names[0]}[{use.max_index}] but params names only "
-                                  f"{len(self.params)} parameter(s): {', '.join(self.params)}")
+        """Too few params: an error at the read; too many: a warning naming the unused ones."""
+        theta, n = self.use.theta, len(self.params)
+        if theta.unpack is not None and theta.unpack != n:
+            raise ParamsError(*theta.unpack_at, f"the kernel unpacks {self.use.args[0]} into {theta.unpack} "
+                              f"values but params names {n}: {', '.join(self.params)}", array=self.use.args[0])
+        if theta.const_reads and max(theta.const_reads) >= n:
+            index = max(theta.const_reads)
+            raise ParamsError(*theta.const_reads[index], f"the kernel reads {self.use.args[0]}[{index}] but "
+                              f"params names only {n} parameter(s): {', '.join(self.params)}",
+                              array=self.use.args[0])
+        self.warnings = []
+        unused = kernel_use.unused_parameters(self.use, self.params)
+        if unused:
+            self.warnings.append(
+                f"{self.kernel.filename}:{self.kernel.node.lineno}:{self.kernel.node.col_offset + 1}: params: the "
+                f"kernel {self.kernel.name!r} never reads {', '.join(unused)} (theta indices "
+                f"{', '.join(str(self.params.index(p)) for p in unused)}): its posterior will be its prior")
+            warnings.warn(self.warnings[-1], UnusedParameterWarning, stacklevel=4)
+
+    def _probe_points(self, n=4):
+        """Parameter points for the bounds-checked evaluation: from ``draws`` or ``priors`` when given, and
+        a few fixed ones that need no prior."""
+        rng = np.random.default_rng(0)
+        fixed = [np.full(self.ndim, 0.5), np.ones(self.ndim), rng.uniform(0.1, 2.0, self.ndim)]
+        if self.draws is None and self.priors is None:
+            return fixed
+        return list(self._check_points(None, n, 0)) + fixed
+
+    def _count(self, thetas, nbad):
+        self.nbad = nbad
+        self.nbad_total += nbad
+        self.ncalls_total += int(np.shape(thetas)[0])
 
     @property
     def ndim(self):
@@ -90,17 +134,20 @@ class Likelihood:
 
     def logl(self, thetas, out=None):
         """Log-likelihood of each row of ``thetas`` (B, ndim) -> (B,)."""
-        out, self.nbad = self._impl.logl(thetas, out)
+        out, nbad = self._impl.logl(thetas, out)
+        self._count(thetas, nbad)
         return out
 
     def logl_and_grad(self, thetas, out=None, grad_out=None):
         """Values (B,) and gradients (B, ndim)."""
-        (out, grad_out), self.nbad = self._impl.logl_and_grad(thetas, out, grad_out)
+        (out, grad_out), nbad = self._impl.logl_and_grad(thetas, out, grad_out)
+        self._count(thetas, nbad)
         return out, grad_out
 
     def grad(self, thetas, grad_out=None):
         """Gradients (B, ndim) only (the value's own work is skipped where it is not needed)."""
-        grad_out, self.nbad = self._impl.grad(thetas, grad_out)
+        grad_out, nbad = self._impl.grad(thetas, grad_out)
+        self._count(thetas, nbad)
         return grad_out
 
     def cpu_kernels(self):
@@ -122,33 +169,22 @@ class Likelihood:
         return impl.kernels()
 
     def check_gradient(self, thetas=None, n=16, seed=0):
-        """AD vs analytic (when given) vs finite differences in float64 at ``n`` points.
+        """AD vs analytic (when given) vs finite differences in float64 at ``n`` points (ad/check.py's
+        adaptive-step differences; see likelihoods/gradcheck.py for the tolerances).
 
-        ``thetas``: an array (n, ndim); a callable ``thetas(rng, n)``; or None to draw from the default priors.
+        ``thetas``: an array (n, ndim); a callable ``thetas(rng, n)``; or None to draw from ``draws`` or the
+        default priors.
         """
         thetas = self._check_points(thetas, n, seed)
-        values = np.empty(thetas.shape[0])
-        ad_grad = np.empty_like(thetas)
-        fd_grad = np.empty_like(thetas)
-        analytic = None if self.gradient is None else np.empty_like(thetas)
-        row = np.empty(self.ndim)
-        with np.errstate(all="ignore"):
-            for i, theta in enumerate(thetas):
-                try:
-                    values[i] = self.derivative.value_and_grad(theta, *self._data64, row)
-                except (ValueError, OverflowError, ZeroDivisionError):
-                    values[i] = np.nan
-                ad_grad[i] = row
-                if not np.isfinite(values[i]):
-                    continue
-                fd_grad[i] = gradcheck.finite_difference(self.kernel.function, theta, self._data64)
-                if analytic is not None:
-                    self.gradient(theta, *self._data64, analytic[i])
-        return gradcheck.GradientReport.build(self.params, thetas, values, ad_grad, fd_grad, analytic)
+        bounds.checked_evaluation(self.kernel, self.use, self._data64, thetas, self.params)
+        return gradcheck.check_points(self.kernel.function, self.derivative, self.params, thetas, self._data64,
+                                      self.gradient)
 
     def _check_points(self, thetas, n, seed):
         rng = np.random.default_rng(seed)
-        if thetas is None:
+        if thetas is None and self.draws is not None:
+            thetas = self.draws(rng, n)
+        elif thetas is None:
             if self.priors is None:
                 raise LikelihoodError("check_gradient: this likelihood has no default priors; pass thetas "
                                       "(an array (n, ndim) or a callable thetas(rng, n))")

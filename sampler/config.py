@@ -204,8 +204,9 @@ def build(config: Config) -> Problem:
         prior = _prior(config)
         params = [p.name for p in config.params]
         data = {key: load_data(value) for key, value in spec.data.items()}
+        draws = lambda rng, n: prior.transform(rng.uniform(size=(n, len(params))))  # noqa: E731 - bounds check
         likelihood = _construct(config, lambda: Likelihood(fn, params, data, backend=config.backend,
-                                                           dtype=config.dtype, gradient=gradient))
+                                                           dtype=config.dtype, gradient=gradient, draws=draws))
         reference, truths = None, None
     latex = {name: default_latex(name) for name in params}
     latex.update({p.name: p.latex for p in config.params if p.latex})
@@ -221,6 +222,8 @@ def _construct(config: Config, make):
     except ad.KernelError as error:
         raise config.error(("likelihood", "kernel"), f"the differentiator rejects this kernel:\n  {error}") from None
     except Exception as error:
+        if getattr(error, "config_key", None):  # likelihoods.KernelIndexError, ParamsError: message names the line
+            raise config.error(error.config_key, str(error)) from None
         if config.backend == "gpu":  # no driver, no device, no CuPy: say so at the key that asked for it
             text = str(error).strip()
             first = text.splitlines()[0] if text else ""

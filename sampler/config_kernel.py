@@ -1,36 +1,27 @@
 """Config checks that need the kernel file: syntax, the function, theta indexing vs `params`, data shapes.
 
 Everything here reads the kernel's source with `ast` (nothing is compiled), so a config with a broken kernel
-fails in milliseconds with `file:line:col` instead of deep inside numba. The differentiator's own rejection
-(`ad.KernelError`) is checked in `sampler.config` because it needs the imported function.
+fails in milliseconds with `file:line:col` instead of deep inside numba. How the kernel uses its arguments,
+helpers included, is `likelihoods.kernel_use` (the same analysis the Likelihood checks its data with). The
+differentiator's own rejection (`ad.KernelError`) is checked in `sampler.config` because it needs the imported
+function; reads out of bounds that need every data shape are checked when the Likelihood is built.
 """
 from __future__ import annotations
 
 import ast
 import importlib.util
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from likelihoods import bounds, kernel_use
+from likelihoods.data import shape_problem
 from sampler.config_yaml import ConfigError, suggest
 
 
-@dataclass
-class KernelUse:
-    """How a kernel function uses its arguments, read from its syntax tree."""
-    args: list[str]
-    theta_max: int = -1                        # largest constant index theta[k] (-1: none)
-    theta_max_at: str = ""                     # file:line:col of that index
-    theta_dynamic: bool = False                # theta used other than by constant index (loop, len, call)
-    theta_unpack: int | None = None            # `a, b, c = theta` -> 3
-    arity: dict = field(default_factory=dict)  # data arg -> {number of indices: file:line:col}
-    const_index: dict = field(default_factory=dict)  # data arg -> [(axis, index, file:line:col)]
-
-
-def parse_kernel(file: Path, function: str, where: str) -> tuple[ast.FunctionDef, KernelUse]:
-    """Parse `file`, find `function`, and read how it uses theta and its data arguments."""
+def parse_kernel(file: Path, function: str, where: str) -> tuple[ast.FunctionDef, kernel_use.KernelUse]:
+    """Parse `file`, find `function`, and read how it (with the helpers of the same file) uses its arguments."""
     source = file.read_text(encoding="utf-8")
     try:
         tree = ast.parse(source, filename=str(file))
@@ -41,70 +32,36 @@ def parse_kernel(file: Path, function: str, where: str) -> tuple[ast.FunctionDef
         raise ConfigError(f"{where}: {file} has no top-level function '{function}'"
                           f"{suggest(function, functions)}; it defines: {', '.join(functions) or 'none'}")
     node = functions[function]
-    args = [a.arg for a in node.args.args]
-    if not args:
+    if not node.args.args:
         raise ConfigError(f"{where}: {file}:{node.lineno}:{node.col_offset + 1}: '{function}' takes no "
                           f"arguments; a kernel is `def {function}(theta, <data>...)`")
-    use = KernelUse(args=args)
-    _scan(node, use, str(file))
-    return node, use
+    return node, kernel_use.analyse(node, str(file), functions)
 
 
-def _scan(function: ast.FunctionDef, use: KernelUse, filename: str) -> None:
-    theta = use.args[0]
-    data_args = set(use.args[1:])
-    parents = {child: parent for parent in ast.walk(function) for child in ast.iter_child_nodes(parent)}
-    for node in ast.walk(function):
-        if not isinstance(node, ast.Name) or node.id not in use.args:
-            continue
-        at = f"{filename}:{node.lineno}:{node.col_offset + 1}"
-        parent = parents.get(node)
-        subscripted = isinstance(parent, ast.Subscript) and parent.value is node
-        if node.id == theta:
-            if subscripted and isinstance(parent.slice, ast.Constant) and isinstance(parent.slice.value, int):
-                if parent.slice.value > use.theta_max:
-                    use.theta_max, use.theta_max_at = parent.slice.value, at
-            elif isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 \
-                    and isinstance(parent.targets[0], ast.Tuple):
-                use.theta_unpack = len(parent.targets[0].elts)
-                use.theta_max_at = at
-            elif not isinstance(parent, ast.arguments):
-                use.theta_dynamic = True
-        elif node.id in data_args and subscripted:
-            index = parent.slice.elts if isinstance(parent.slice, ast.Tuple) else [parent.slice]
-            use.arity.setdefault(node.id, {}).setdefault(len(index), at)
-            for axis, item in enumerate(index):
-                if isinstance(item, ast.Constant) and isinstance(item.value, int) and item.value >= 0:
-                    use.const_index.setdefault(node.id, []).append((axis, item.value, at))
-
-
-def theta_count_problem(use: KernelUse, params: list[str]) -> str | None:
-    """Why `params` cannot be the kernel's theta, or None when the count is consistent."""
-    n = len(params)
-    if use.theta_unpack is not None and use.theta_unpack != n:
-        return (f"the kernel unpacks theta into {use.theta_unpack} values ({use.theta_max_at}) but params "
-                f"lists {n}: {', '.join(params)}")
-    if use.theta_max >= n:
-        return (f"the kernel reads theta[{use.theta_max}] ({use.theta_max_at}) but params lists only {n}: "
-                f"{', '.join(params)}")
-    if use.theta_unpack is None and not use.theta_dynamic and use.theta_max + 1 < n:
-        unused = ", ".join(params[use.theta_max + 1:])
-        return (f"params lists {n} parameters but the kernel only reads theta[0]..theta[{use.theta_max}]"
-                f"{' (' + use.theta_max_at + ')' if use.theta_max_at else ''}; unused: {unused}")
+def theta_count_problem(use: kernel_use.KernelUse, params: list[str]) -> str | None:
+    """Why `params` is too short for the kernel's theta, or None. Too long is allowed: the Likelihood warns
+    about parameters the kernel never reads (`kernel_use.unused_parameters`)."""
+    theta, n = use.theta, len(params)
+    if theta.unpack is not None and theta.unpack != n:
+        return (f"the kernel unpacks theta into {theta.unpack} values ({kernel_use.describe(theta.unpack_at)}) "
+                f"but params lists {n}: {', '.join(params)}")
+    if theta.const_reads and max(theta.const_reads) >= n:
+        index = max(theta.const_reads)
+        return (f"the kernel reads theta[{index}] ({kernel_use.describe(theta.const_reads[index])}) but params "
+                f"lists only {n}: {', '.join(params)}")
     return None
 
 
-def data_shape_problem(use: KernelUse, name: str, array: np.ndarray) -> str | None:
-    """Why `array` cannot be the kernel's argument `name`, judged from how the kernel indexes it."""
-    arities = use.arity.get(name, {})
-    if arities and array.ndim not in arities:
-        wanted, at = next(iter(arities.items()))
-        return (f"the kernel indexes '{name}' with {wanted} {'index' if wanted == 1 else 'indices'} ({at}) "
-                f"but the data has shape {array.shape} ({array.ndim}-D)")
-    for axis, index, at in use.const_index.get(name, []):
-        if array.ndim in arities and axis < array.ndim and index >= array.shape[axis]:
-            return (f"the kernel reads index {index} on axis {axis} of '{name}' ({at}) but the data has "
-                    f"shape {array.shape}")
+def data_shape_problem(use: kernel_use.KernelUse, name: str, array: np.ndarray) -> str | None:
+    """Why `array` cannot be the kernel's argument `name`: its dimensions, or a read out of its bounds that this
+    array's shape alone decides."""
+    problem = shape_problem(name, array, use.uses[name])
+    if problem:
+        return problem
+    problems, _ = bounds.static_problems(use, {name: array.shape}, only=name)
+    if problems:
+        access = problems[0].access
+        return f"{access.filename}:{access.node.lineno}:{access.node.col_offset + 1}: {problems[0].message}"
     return None
 
 

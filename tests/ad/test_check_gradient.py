@@ -201,7 +201,7 @@ def test_user_mistakes_give_clear_messages(gauss_data):
         return math.sqrt(1.0 - theta[0])
 
     with pytest.raises(ValueError, match="parameter 0 shifted by"):
-        finite_difference_gradient(edge, np.array([0.9995]))
+        finite_difference_gradient(edge, np.array([1.0]))
 
 
 def scaled_sum(theta, x):

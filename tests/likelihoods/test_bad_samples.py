@@ -53,6 +53,7 @@ def test_bad_samples_give_nan_and_a_count(kernel_file, backend):
 
     g = L.grad(THETAS)
     assert np.isnan(g[2]).all() and np.isnan(g[3]).all() and np.isfinite(g[[0, 4]]).all()
+    assert L.nbad == 2 and L.nbad_total == 6 and L.ncalls_total == 15  # totals over the three calls
 
 
 def test_a_batch_of_only_bad_samples(kernel_file):
@@ -60,4 +61,5 @@ def test_a_batch_of_only_bad_samples(kernel_file):
     v = L.logl(np.tile(THETAS[2], (50, 1)))
     assert np.isnan(v).all() and L.nbad == 50
     L.logl(THETAS[:1])
-    assert L.nbad == 0  # the count is per call
+    assert L.nbad == 0  # the count is per call ...
+    assert L.nbad_total == 50 and L.ncalls_total == 51  # ... the totals accumulate

@@ -81,7 +81,7 @@ def test_wrong_dimensions_name_the_key_and_the_kernel_line(kernel_file):
     with pytest.raises(DataError) as err:
         Likelihood(f"{kernel_file}:line", ["a", "b"], {"x": x[None, :], "y": y, "idx": np.arange(6), "scale": 1.0})
     message = str(err.value)
-    assert err.value.key == "x" and "'x'" in message and f"{kernel_file}:7:" in message and "(1, 6)" in message
+    assert err.value.key == "x" and "'x'" in message and f"{kernel_file}:8:" in message and "(1, 6)" in message
     with pytest.raises(DataError, match="'scale'.*scalar"):
         Likelihood(f"{kernel_file}:line", ["a", "b"], {"x": x, "y": y, "idx": np.arange(6), "scale": [1.0, 2.0]})
     with pytest.raises(DataError, match="'idx'.*non-integers"):

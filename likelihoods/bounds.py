@@ -1,0 +1,175 @@
+"""Array reads outside their bounds, caught before any sampling: numba does not check bounds, so a kernel that
+reads ``x[i + 1]`` up to ``i = n - 1`` silently reads memory after the array.
+
+Two passes, both ending in :class:`KernelIndexError` (:class:`ParamsError` for theta) at the kernel's
+``file:line:col``:
+
+- static (:func:`static_problems`): each read ``a[f0, f1, ...]`` whose per-axis forms are constants or
+  ``c + k * i`` for a loop ``for i in range(start, stop, step)`` with sizes known from the data's shapes is
+  judged exactly: the extremes of the index are reached when the loop runs and no ``if`` guards the read;
+- dynamic (:func:`checked_evaluation`): where the static pass cannot decide (data-dependent indices, guarded
+  reads, loops whose bounds depend on another loop), the plain-Python kernel runs on numpy arrays, which do
+  check bounds, at a few parameter points; an ``IndexError`` is traced back to the user's line.
+
+A loop-dependent index that goes negative is an error too: Python and numba wrap it around to the end of the
+array, which in a kernel is nearly always a slip (write ``x[(i - 1) % n]`` to wrap on purpose).
+"""
+
+import ast
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import KernelIndexError, ParamsError
+from .index_forms import size_value
+
+
+@dataclass
+class Problem:
+    """A read proven out of bounds: the access, the offending index and axis, and the message (no position)."""
+    access: object
+    index: int
+    axis: int
+    message: str
+
+
+def static_problems(use, shapes, values=None, only=None):
+    """``(problems, proven)``: reads proven out of bounds, and whether every read (of ``only``, if given) was
+    proven in bounds or out. ``shapes``: {argument: shape} (theta included as ``(ndim,)``); ``values``:
+    {argument: int} of integer scalar data used in sizes."""
+    values = values or {}
+    problems, proven = [], True
+    for access in use.accesses:
+        if only is not None and access.array != only:
+            continue
+        verdict = _judge(access, shapes, values)
+        if isinstance(verdict, Problem):
+            problems.append(verdict)
+        elif verdict is None:
+            proven = False
+    return problems, proven
+
+
+def _judge(access, shapes, values):
+    """A Problem, True (in bounds or never executed), or None (cannot tell)."""
+    shape = shapes.get(access.array)
+    if shape is None or len(shape) != len(access.forms):
+        return None
+    runs = {}
+    for loop in access.loops:
+        start, stop = (None, None) if loop.start is None else (size_value(loop.start, shapes, values),
+                                                               size_value(loop.stop, shapes, values))
+        if start is not None and stop is not None:
+            span = range(start, stop, loop.step)
+            if len(span) == 0:
+                return True  # the read never runs for this data
+            runs[id(loop)] = span
+    certain = not access.guarded and len(runs) == len(access.loops)
+    verdict = True
+    for axis, (form, size) in enumerate(zip(access.forms, shape)):
+        const = None if form is None else size_value(form.const, shapes, values)
+        if const is None or (form.loop is not None and id(form.loop) not in runs):
+            verdict = None
+            continue
+        if form.loop is None:
+            if const >= size or const < -size:
+                return _problem(access, axis, const, size, shape, None, None) if certain else None
+            continue
+        span = runs[id(form.loop)]
+        for var in (span[0], span[-1]):
+            index = const + form.coef * var
+            if index >= size or index < 0:
+                return _problem(access, axis, index, size, shape, form.loop, (var, span)) if certain else None
+    return verdict
+
+
+def _problem(access, axis, index, size, shape, loop, witness):
+    text = ast.unparse(access.node)
+    where = f"{text} reads index {index} on axis {axis} of '{access.array}', which has shape {tuple(shape)}"
+    if loop is None:
+        return Problem(access, index, axis, f"{where}: out of bounds")
+    var, span = witness
+    step = f", {span.step}" if span.step != 1 else ""
+    runs = f"range({span.start}, {span.stop}{step})"
+    if index < 0:
+        return Problem(access, index, axis, f"{where}, when {loop.var} = {var} (the loop runs over {runs}): a "
+                                            "negative index wraps around to the end of the array; keep the index "
+                                            "in range, or write the wrap explicitly with %")
+    return Problem(access, index, axis, f"{where}, when {loop.var} = {var} (the loop runs over {runs}): out of "
+                                        "bounds (numba does not check bounds and would read past the array)")
+
+
+def to_error(problem, use, params=None):
+    """The exception for a :class:`Problem` (ParamsError for theta, naming ``params``)."""
+    access = problem.access
+    filename, line, col = access.filename, access.node.lineno, access.node.col_offset + 1
+    if access.array == use.args[0] and params is not None:
+        return ParamsError(filename, line, col, _params_message(ast.unparse(access.node), problem.index,
+                                                                params), array=access.array)
+    return KernelIndexError(filename, line, col, problem.message, array=access.array)
+
+
+def _params_message(text, index, params):
+    return (f"the kernel reads {text} (index {index}) but params names only {len(params)} parameter(s): "
+            f"{', '.join(params)}")
+
+
+def check(kernel, use, data, params, points):
+    """Raise for reads proven out of bounds; run :func:`checked_evaluation` at ``points()`` (a callable giving
+    parameter vectors, only called when needed) when the static pass cannot decide every read."""
+    names = use.args
+    shapes = {names[0]: (len(params),)}
+    values = {}
+    for name, value in zip(names[1:], data):
+        shapes[name] = np.shape(value)
+        if np.ndim(value) == 0 and np.isfinite(value) and float(value) == int(value):
+            values[name] = int(value)
+    problems, proven = static_problems(use, shapes, values)
+    if problems:
+        raise to_error(problems[0], use, params) from None
+    if not (proven and use.complete):
+        checked_evaluation(kernel, use, data, points(), params)
+
+
+def checked_evaluation(kernel, use, data, thetas, params):
+    """Run the plain-Python kernel at each of ``thetas``; an IndexError becomes a KernelIndexError at the
+    user's line. Math errors (log of a negative number...) just move on to the next point."""
+    for theta in thetas:
+        theta = np.array(theta, dtype=np.float64)
+        try:
+            with np.errstate(all="ignore"):
+                kernel.function(theta, *data)
+        except IndexError as error:
+            raise _from_traceback(error, use, theta, params) from None
+        except Exception:  # noqa: BLE001 - a value error here is the gradient check's business, not ours
+            continue
+
+
+def _from_traceback(error, use, theta, params):
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = [f for f in frames if f.filename in use.files] or frames[-1:]
+    frame = ours[-1]
+    line, col = frame.lineno, (frame.colno or 0) + 1
+    access = next((a for a in use.accesses if a.filename == frame.filename and a.node.lineno == line
+                   and a.node.col_offset + 1 == col), None)
+    if access is None:
+        access = next((a for a in use.accesses if a.filename == frame.filename and a.node.lineno == line), None)
+    text = ast.unparse(access.node) if access is not None else (frame.line or "").strip()
+    at = f"theta = [{', '.join(f'{v:.6g}' for v in theta)}]"
+    if access is not None and access.array == use.args[0]:
+        index = _index_in(str(error))
+        return ParamsError(frame.filename, line, col, _params_message(text, index, params), array=access.array)
+    array = f"'{access.array}'" if access is not None else "an array"
+    return KernelIndexError(frame.filename, line, col, f"{text} reads {array} out of bounds ({error}), found by "
+                                                       f"running the kernel in Python at {at}; numba does not "
+                                                       "check bounds and would read past the array",
+                            array=None if access is None else access.array)
+
+
+def _index_in(message):
+    words = message.split()
+    return words[1] if len(words) > 1 and words[0] == "index" else "?"
+
+
+__all__ = ["Problem", "check", "checked_evaluation", "static_problems", "to_error"]

@@ -1,0 +1,156 @@
+"""Reads out of bounds are errors at the kernel's file:line:col before anything runs: proven from the data's
+shapes where the indices are affine in range loops, found by a bounds-checked Python run otherwise."""
+import textwrap
+
+import numpy as np
+import pytest
+
+from likelihoods import Likelihood
+from likelihoods.errors import KernelIndexError, ParamsError
+from sampler.cli import main
+
+KERNELS = textwrap.dedent('''
+    def out_of_bounds(theta, x, y):
+        total = 0.0
+        for i in range(x.shape[0]):
+            r = y[i] - theta[0] - theta[1] * x[i + 1]
+            total += -0.5 * r * r
+        return total
+
+
+    def guarded(theta, x):
+        total = 0.0
+        for i in range(x.shape[0]):
+            if i + 1 < x.shape[0]:
+                total += (x[i + 1] - x[i]) * theta[0]
+        return total
+
+
+    def lagged(theta, x):
+        total = 0.0
+        for i in range(len(x)):
+            total += (x[i] - theta[0] * x[i - 1]) ** 2
+        return -total
+
+
+    def strided(theta, x):
+        n = x.shape[0]
+        total = 0.0
+        for i in range(1, n - 1, 2):
+            total += theta[0] * (x[i - 1] + x[i + 1])
+        return total
+
+
+    def tail(x, n):
+        s = 0.0
+        for j in range(n):
+            s += x[j + 1, 0]
+        return s
+
+
+    def via_helper(theta, x, m):
+        return theta[0] * tail(x, m)
+
+
+    def lookup(theta, x, idx):
+        total = 0.0
+        for i in range(idx.shape[0]):
+            total += theta[0] * x[int(idx[i])]
+        return total
+''')
+
+
+def at(marker):
+    """``line:col`` of ``marker`` in KERNELS (1-based, as in the error messages)."""
+    for number, line in enumerate(KERNELS.splitlines(), 1):
+        if marker in line:
+            return f"{number}:{line.index(marker) + 1}"
+    raise AssertionError(marker)
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bounds") / "kernels.py"
+    path.write_text(KERNELS)
+    return path
+
+
+def _make(path, name, data, params=("a", "b")):
+    return Likelihood(f"{path}:{name}", list(params), data, backend="python")
+
+
+def test_the_reproducer_is_proven_out_of_bounds_at_its_line(kernels):
+    x = np.linspace(0.0, 1.0, 20)
+    with pytest.raises(KernelIndexError) as info:
+        _make(kernels, "out_of_bounds", {"x": x, "y": 2.0 * x})
+    error = info.value
+    assert f"{error.filename}:{error.lineno}:{error.col}" == f"{kernels}:{at('x[i + 1]')}"
+    assert str(error).startswith(f"{kernels}:{at('x[i + 1]')}: x[i + 1] reads index 20 on axis 0 of 'x'")
+    assert "i = 19" in str(error) and error.array == "x" and error.config_key == ("likelihood", "kernel")
+
+
+def test_guarded_and_in_range_reads_are_accepted(kernels):
+    x = np.arange(6.0)
+    assert _make(kernels, "guarded", {"x": x}, ["a"]).logl(np.array([[2.0]]))[0] == pytest.approx(10.0)
+    strided = _make(kernels, "strided", {"x": x}, ["a"])  # reads x[0] + x[2] and x[2] + x[4]
+    assert strided.logl(np.array([[1.0]]))[0] == pytest.approx(8.0)
+
+
+def test_a_negative_loop_index_is_an_error_not_a_silent_wrap(kernels):
+    message = rf"^{kernels}:{at('x[i - 1]')}: x\[i - 1\] reads index -1 .*wraps around"
+    with pytest.raises(KernelIndexError, match=message):
+        _make(kernels, "lagged", {"x": np.ones(5)}, ["a"])
+
+
+def test_reads_in_helpers_point_at_the_helper_line(kernels):
+    message = rf"^{kernels}:{at('x[j + 1, 0]')}: x\[j \+ 1, 0\] reads index 4 .*j = 3"
+    with pytest.raises(KernelIndexError, match=message):
+        _make(kernels, "via_helper", {"x": np.ones((4, 2)), "m": 4}, ["a"])
+    _make(kernels, "via_helper", {"x": np.ones((4, 2)), "m": 3}, ["a"])  # reads rows 1..3 of 4
+
+
+def test_data_dependent_indices_are_checked_by_running_the_kernel(kernels):
+    ok = _make(kernels, "lookup", {"x": np.arange(5.0), "idx": np.array([0, 4])}, ["a"])
+    assert ok.logl(np.array([[1.0]]))[0] == pytest.approx(4.0)
+    with pytest.raises(KernelIndexError, match=rf"^{kernels}:{at('x[int(')}: x\[int\(idx\[i\]\)\] reads 'x' out of "
+                                               r"bounds \(index 5 is out of bounds"):
+        _make(kernels, "lookup", {"x": np.arange(5.0), "idx": np.array([0, 5])}, ["a"])
+
+
+def test_check_gradient_reports_the_kernel_line_not_generated_code(kernels):
+    L = _make(kernels, "lookup", {"x": np.arange(5.0), "idx": np.array([0, 4])}, ["a"])
+    L._data64 = (L._data64[0][:3], L._data64[1])  # as if the data shrank after construction
+    with pytest.raises(KernelIndexError, match=rf"^{kernels}:{at('x[int(')}:"):
+        L.check_gradient(np.array([[1.0]]))
+
+
+def _config(folder, kernel, n_params, x):
+    np.save(folder / "x.npy", x)
+    np.save(folder / "y.npy", 2.0 * x[: len(x)])
+    params = "".join(f"  p{k}: {{prior: uniform, low: 0.1, high: 2.0}}\n" for k in range(n_params))
+    path = folder / f"{kernel}.yaml"
+    path.write_text(f"likelihood:\n  kernel: kernels.py:{kernel}\n  data: {{x: x.npy, y: y.npy}}\n"
+                    f"params:\n{params}sampler: {{nlive: 20, seed: 1}}\nbackend: cpu\n")
+    return path
+
+
+@pytest.mark.parametrize("flags", [["--no-check"], []], ids=["no-check", "check"])
+def test_the_cli_refuses_before_sampling_with_exit_2(tmp_path, kernels, capsys, flags):
+    (tmp_path / "kernels.py").write_text(kernels.read_text() + textwrap.dedent('''
+
+        def reads_three(theta, x, y):
+            total = 0.0
+            for i in range(x.shape[0]):
+                total += -0.5 * (y[i] - theta[0] - theta[1] * x[i]) ** 2 / (theta[2] * theta[2])
+            return total
+    '''))
+    x = np.linspace(0.0, 1.0, 10)
+    assert main(["run", str(_config(tmp_path, "out_of_bounds", 2, x)), "--quiet", *flags]) == 2
+    assert f"{tmp_path / 'kernels.py'}:{at('x[i + 1]')}: x[i + 1]" in capsys.readouterr().err
+    assert main(["run", str(_config(tmp_path, "reads_three", 2, x)), "--quiet", *flags]) == 2
+    err = capsys.readouterr().err
+    assert ": params: " in err and "theta[2]" in err and f"{tmp_path / 'kernels.py'}:" in err
+
+
+def test_params_error_is_a_kernel_index_error_naming_params():
+    assert issubclass(ParamsError, KernelIndexError) and ParamsError.config_key == ("params",)

@@ -1,0 +1,95 @@
+"""likelihoods.kernel_use: how a kernel uses its arguments, followed into helpers; the data-shape and params
+checks built on it (Likelihood and config share it)."""
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+from likelihoods import DataError, Likelihood, kernel_source, kernel_use
+from likelihoods.errors import ParamsError
+from likelihoods.likelihood import UnusedParameterWarning
+from sampler.config_kernel import data_shape_problem, parse_kernel, theta_count_problem
+
+KERNELS = textwrap.dedent('''
+    import math
+
+
+    def row_sum(x, i):
+        return x[i, 0] + x[i, 1]
+
+
+    def shape_only(theta, x):
+        total = 0.0
+        for i in range(x.shape[0]):
+            total += theta[0] * row_sum(x, i)
+        return total
+
+
+    def pair(theta):
+        return theta[1] * theta[2]
+
+
+    def through_helper(theta, y):
+        a, b = theta[0], pair(theta)
+        return -0.5 * (y - a) * (y - a) * b
+
+
+    def loop_index(theta, x):
+        total = 0.0
+        for k in range(x.shape[0]):
+            total += theta[k] * x[k]
+        return total
+''')
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    path = tmp_path_factory.mktemp("use") / "kernels.py"
+    path.write_text(KERNELS)
+    return path
+
+
+def _use(path, name):
+    return kernel_use.of_kernel(kernel_source.resolve(f"{path}:{name}"))
+
+
+def test_an_array_used_only_through_shape_is_followed_into_the_helper(kernels):
+    use = _use(kernels, "shape_only")
+    assert use.uses["x"].ndim == 2 and use.uses["x"].where[1] == 6  # x[i, 0] inside row_sum
+    L = Likelihood(f"{kernels}:shape_only", ["a"], {"x": np.ones((5, 2))}, backend="python")
+    assert L.logl(np.array([[2.0]]))[0] == pytest.approx(20.0)
+    with pytest.raises(DataError, match=rf"'x' with 2 indices \({kernels}:6:\d+\).*\(5,\)"):
+        Likelihood(f"{kernels}:shape_only", ["a"], {"x": np.ones(5)}, backend="python")
+
+
+def test_theta_reads_through_helpers_and_tuples(kernels):
+    theta = _use(kernels, "through_helper").theta
+    assert sorted(theta.const_reads) == [0, 1, 2] and not theta.dynamic
+    assert theta.const_reads[2][1] == 17  # the line in pair()
+    assert _use(kernels, "through_helper").uses["y"].ndim == 0
+    with pytest.raises(ParamsError, match=rf"^{kernels}:17:\d+: .*theta\[2\].*params names only 2"):
+        Likelihood(f"{kernels}:through_helper", ["a", "b"], {"y": 1.0}, backend="python")
+
+
+def test_unused_parameters_warn_and_name_the_parameter(kernels):
+    with pytest.warns(UnusedParameterWarning, match=r"never reads c, d \(theta indices 3, 4\)"):
+        L = Likelihood(f"{kernels}:through_helper", ["a", "b", "x", "c", "d"], {"y": 1.0}, backend="python")
+    assert len(L.warnings) == 1 and L.warnings[0].startswith(f"{kernels}:") and "c, d" in L.warnings[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a loop-indexed theta: which parameters are read is not known statically
+        Likelihood(f"{kernels}:loop_index", ["a", "b", "c"], {"x": np.ones(3)}, backend="python")
+
+
+def test_theta_indexed_by_a_loop_is_checked_against_params_with_the_data(kernels):
+    with pytest.raises(ParamsError, match=rf"^{kernels}:28:\d+: .*theta\[k\] \(index 2\).*only 2"):
+        Likelihood(f"{kernels}:loop_index", ["a", "b"], {"x": np.ones(3)}, backend="python")
+
+
+def test_config_checks_use_the_same_analysis(kernels):
+    _, use = parse_kernel(kernels, "shape_only", "cfg")
+    assert data_shape_problem(use, "x", np.ones((5, 2))) is None
+    assert "with 2 indices" in data_shape_problem(use, "x", np.ones(5))
+    _, use = parse_kernel(kernels, "through_helper", "cfg")
+    assert "theta[2]" in theta_count_problem(use, ["a", "b"])
+    assert theta_count_problem(use, ["a", "b", "c", "unused"]) is None  # too long: a warning, not an error
