@@ -121,7 +121,8 @@ def run_program(prog, npoints=4, jit=False, jit32=False, folder=None, mutate=Non
     points = prog.points(npoints, np.random.default_rng(seed + 7919))
     plain = np.array([_plain(module.kern, p, prog.args) for p in points])
     jv, jg, margin, nv = jax_interp.value_and_grad(prog.source, points, prog.args)
-    usable = np.isfinite(plain) & np.isfinite(jv) & np.all(np.isfinite(jg), axis=1) & (margin > (MARGIN32 if jit32 else MARGIN))
+    usable = np.isfinite(plain) & np.isfinite(jv) & np.all(np.isfinite(jg), axis=1)
+    usable &= margin > (MARGIN32 if jit32 else MARGIN)
     out.skipped = int(np.sum(~usable))
     impls = [("nestgrad python", "python", d, np.float64)]
     try:
