@@ -7,7 +7,7 @@ comparison on an active value decides a branch but has no derivative.
 from . import rules
 from .ir import Assign, RuleCall, is_var, walk
 
-NO_DERIVATIVE_OPS = {"cmp", "not", "shape", "toint", "floordiv", "load"}  # floor division: piecewise constant
+NO_DERIVATIVE_OPS = {"cmp", "not", "shape", "toint", "floordiv", "load", "loadint"}  # floor division: piecewise constant
 
 
 class Activity:

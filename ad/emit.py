@@ -43,7 +43,11 @@ class Emitter:
                 return f"({v})" if v < 0 else repr(v)
             return self.flit(v)
         t = self.types.of(o)
-        if want == "float" and t in ("int", "bool"):
+        if want == "float" and t == "bool":
+            # numba has no float(bool); int(bool) exists everywhere and adds no branch (a conditional expression
+            # would: numba's compile time grows with the number of branches)
+            return self.tof(f"int({o})")
+        if want == "float" and t == "int":
             return self.tof(o)
         return o
 
@@ -125,7 +129,13 @@ class Emitter:
             w = want if (self.f32 or op == "div") else None
             if op == "div" and not dst_float:
                 w = None
-            return f"{self.opnd(a[0], w)} {_SYM[op]} {self.opnd(a[1], w)}"
+            x, y = self.opnd(a[0], w), self.opnd(a[1], w)
+            if s.fn == "nz" and dst_float and not _plain_product_safe(a):
+                # adjoint product: 0 when the adjoint is 0 (reverse.GUARD), branch-free (selects.py)
+                return f"_nz_{op}({x}, {y})"
+            if s.fn == "nz" and not is_var(a[0]) and a[0].value == 0:
+                return self.flit(0.0)
+            return f"{x} {_SYM[op]} {y}"
         if op == "pow":
             base = self.opnd(a[0], want)
             ex = a[1]
@@ -154,6 +164,8 @@ class Emitter:
             w = "float" if s.fn not in ("floor", "ceil", "trunc") or True else None
             return f"math.{s.fn}({', '.join(self.opnd(x, w) for x in a)})"
         if op == "tofloat":
+            if self.types.of(a[0]) == "bool":
+                return self.opnd(a[0], "float")
             return self.tof(self.opnd(a[0]))
         if op == "toint":
             return f"int({self.opnd(a[0])})"
@@ -161,9 +173,19 @@ class Emitter:
             text = f"{self.scratch}[{self.opnd(a[0])}]"
             t = self.types.of(s.dst)
             return f"int({text})" if t == "int" else (f"({text} != 0)" if t == "bool" else text)
+        if op == "loadint":
+            return f"int({self.scratch}[{self.opnd(a[0])}])"
         if op == "tripcount":
             return self.trip(*a)
         raise AssertionError(op)
+
+
+def _plain_product_safe(args):
+    """A guarded product needs no guard when its adjoint is a constant or its partial a finite constant."""
+    a, b = args
+    if not is_var(a):
+        return True
+    return not is_var(b) and not isinstance(b.value, bool) and math.isfinite(b.value) and b.value != 0
 
 
 def function_source(name, params, stmts, types, dtype, scratch="scratch", doc=None):

@@ -9,8 +9,10 @@ the same factors are combined into a new term (``[c] x (d + d)``).  This is what
 does: one sum of ``d`` and one of ``d * d`` per parameter, the gradient formed after the loop.
 
 Real-number identities only (distributivity), so the result differs by rounding -- the reassociation that the
-``reassoc`` fast-math flag allows; ``pipeline.module_source`` decides when it runs.  One edge differs: a loop
-that runs zero times with an infinite or NaN factor adds ``0 * inf = nan`` instead of nothing.
+``reassoc`` fast-math flag allows; ``pipeline.module_source`` decides when it runs.  The factors are applied
+after the loop as guarded products (``reverse.GUARD``): a sum that is exactly zero adds nothing even when a factor
+is infinite.  One edge differs from the unfactored code: a term (a product of primal values) that overflows to
+inf in some iteration whose adjoint factor is exactly zero gives ``inf * 0 = nan`` after the loop.
 """
 from .ir import Assign, Const, For, If, assigned, is_var, walk, uses
 
@@ -149,15 +151,15 @@ class _Loop:
             return tuple((c, t) for c, t, _ in f)
         return (((), o),)
 
-    def _key(self, op, args):
+    def _key(self, op, args, fn=None):
         names = [repr(a) for a in args]
         if op in ("add", "mul"):
             names.sort()  # commutative
-        return (op, tuple(names))
+        return (op, tuple(names), fn)
 
-    def available(self, op, args):
+    def available(self, op, args, fn=None):
         """A variable that already holds ``op(args)`` (e.g. the primal's ``d * d``), or None."""
-        hit = self.exprs.get(self._key(op, args))
+        hit = self.exprs.get(self._key(op, args, fn))
         if hit is None:
             return None
         dst, versions = hit
@@ -167,14 +169,14 @@ class _Loop:
     def remember(self, s):
         vs = [s.dst] + [a for a in s.args if is_var(a)]
         if s.dst not in s.args:
-            self.exprs[self._key(s.op, s.args)] = (s.dst, tuple(self.version.get(v, 0) for v in vs))
+            self.exprs[self._key(s.op, s.args, s.fn)] = (s.dst, tuple(self.version.get(v, 0) for v in vs))
 
-    def new_term(self, op, args):
-        hit = self.available(op, args)
+    def new_term(self, op, args, fn=None):
+        hit = self.available(op, args, fn)
         if hit is not None:
             return hit
         u = self.fresh("fterm")
-        self.body.append(Assign(u, op, args))
+        self.body.append(Assign(u, op, args, fn))
         self.version[u] = self.version.get(u, 0) + 1
         self.remember(self.body[-1])
         return u
@@ -193,6 +195,8 @@ class _Loop:
                     return _scaled(f, (op, a[k]))
             fa, fb = self.form_of(a[0]), self.form_of(a[1])
             if op == "mul" and fa and fb and len(fa) == len(fb) == 1 and (fa[0][0] or fb[0][0]):
+                # a product of two terms (primal values: the adjoint factors are in the coefficients), unguarded
+                # so that it is found again as the primal's own ``d * d``
                 return ((fa[0][0] + fb[0][0], self.new_term("mul", [fa[0][1], fb[0][1]])),)
             return None
         if op in ("add", "sub"):
@@ -239,7 +243,7 @@ class _Loop:
             value = self.sums[key]
             for op, k in coef:
                 t = self.fresh(f"{s.dst}_fac")
-                self.post.append(Assign(t, op, [value, k]))
+                self.post.append(Assign(t, op, [value, k], "nz"))  # a zero sum stays 0 (reverse.GUARD)
                 value = t
             self.post.append(Assign(s.dst, s.op, [s.dst, value]))
 

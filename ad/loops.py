@@ -4,7 +4,7 @@
   from one iteration to the next (``acc += g(theta, x[i])``, ``acc -= ...``): each iteration's intermediates are
   recomputed from inputs the kernel never writes, nothing is stored.
 * ``loop-carried state`` -- the reverse body needs the carried values an iteration started with (``y = y - dt*k*y``,
-  ``q *= 1 + theta[0] * x[i]``): they are stored in the per-sample ``scratch`` buffer, one slot per carried value
+  ``q *= 1 + theta[0] * x[i]``): they are stored in the per-sample ``scratch`` buffer, one slot per carried value (three for an integer)
   and iteration, and read back in the reverse sweep.
 
 Scratch regions need trip counts at call time, so the bounds of a storing loop must be computable from the
@@ -15,7 +15,7 @@ from typing import List
 
 from . import dce
 from .errors import UnsupportedError
-from .ir import Assign, Const, For, RuleCall, is_var, walk
+from .ir import Assign, Const, For, RuleCall, Store, is_var, walk
 
 REDUCTION = "independent-iteration reduction"
 CARRIED = "loop-carried state"
@@ -29,11 +29,70 @@ class LoopInfo:
     col: int
     klass: str = REDUCTION
     stored: List[str] = field(default_factory=list)  # IR names of the values kept per iteration
+    widths: List[int] = field(default_factory=list)  # scratch slots each stored value takes (width())
     fused: bool = False
     offset: str = ""           # IR name of this loop's scratch offset
     trip_formula: str = ""     # human-readable trip count in terms of the arguments
     prelude: list = field(default_factory=list)  # statements computing the bounds from the arguments
     depth: int = 0
+
+    @property
+    def slots_per_iteration(self):
+        return sum(self.widths)
+
+
+# Scratch holds floats of the active dtype; float32 represents integers exactly only up to 2**24, so an integer
+# whose range (intrange.py) may exceed that (an LCG state used as an index) is stored as three base-2**21 digits:
+# lo and mid in [0, 2**21), the signed hi = v // 2**42 in [-2**21, 2**21) -- exact in float32 and float64 for
+# every int64.  One slot for the others (counters, loop indices: array axes are shorter than 2**24).
+INT_DIGIT = 2 ** 21
+INT_SLOTS = 3
+EXACT_FLOAT32_INT = 2 ** 24
+
+
+def width(type_name, value_range=None):
+    """Scratch slots a stored value of this IR type (and integer range ``(lo, hi)``, None: unknown) takes."""
+    if type_name != "int":
+        return 1
+    if value_range is not None and max(abs(value_range[0]), abs(value_range[1])) <= EXACT_FLOAT32_INT:
+        return 1
+    return INT_SLOTS
+
+
+def store_value(var, slots, type_name, fresh, out):
+    """Append statements storing ``var`` into the scratch ``slots`` (``width(...)`` of them)."""
+    if len(slots) == 1:
+        out.append(Store(slots[0], var))
+        return
+    value = var
+    for k, slot in enumerate(slots):
+        if k == len(slots) - 1:
+            out.append(Store(slot, value))  # the signed top digit
+            break
+        digit, rest = fresh("digit"), fresh("digits")
+        out.append(Assign(digit, "mod", [value, Const(INT_DIGIT)]))   # Python and numba: floor semantics
+        out.append(Assign(rest, "floordiv", [value, Const(INT_DIGIT)]))
+        out.append(Store(slot, digit))
+        value = rest
+
+
+def load_value(var, slots, type_name, fresh, out):
+    """Append statements reading ``var`` back from the ``slots`` written by ``store_value``."""
+    if len(slots) == 1:
+        out.append(Assign(var, "load", [slots[0]]))
+        return
+    digits = []
+    for slot in slots:
+        d = fresh("digit")
+        out.append(Assign(d, "loadint", [slot]))
+        digits.append(d)
+    value = digits[-1]
+    for k, d in enumerate(reversed(digits[:-1])):
+        scaled, last = fresh("digits"), k == len(digits) - 2
+        out.append(Assign(scaled, "mul", [value, Const(INT_DIGIT)]))
+        dst = var if last else fresh("digits")
+        out.append(Assign(dst, "add", [scaled, d]))
+        value = dst
 
 
 def assignment_counts(stmts):

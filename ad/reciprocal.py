@@ -77,5 +77,5 @@ def _hoist_from_body(body, written, types, fresh):
             r = fresh(f"recip_{k}")
             pre.append(Assign(r, "div", [Const(1.0), k], pos=s.pos))
             recip[k] = r
-        new_body.append(Assign(s.dst, "mul", [s.args[0], recip[k]], pos=s.pos))
+        new_body.append(Assign(s.dst, "mul", [s.args[0], recip[k]], s.fn, pos=s.pos))
     return pre, new_body

@@ -32,7 +32,7 @@ def make_report(c, scratch_elements=None, itemsize=8, dtype="float64"):
         where = f"loop at line {info.line}"
         if info.klass == CARRIED:
             names = ", ".join(dict.fromkeys(user_name(v) for v in info.stored))
-            m = len(info.stored)
+            m = info.slots_per_iteration
             lines.append(f"{indent}{where}: {CARRIED}; the values carried into each iteration ({names}) are "
                          f"stored in scratch ({m} per iteration x {info.trip_formula} iterations) and read back "
                          f"in the reverse sweep")

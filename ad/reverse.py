@@ -16,11 +16,17 @@ from .calls import lower_partials, lower_template
 
 ZERO = Const(0.0)
 ONE = Const(1.0)
+# ``fn`` of an adjoint product ``vb * partial`` (or ``vb / x``): zero when the adjoint ``vb`` is exactly zero, so a
+# value that overflowed to inf (or a NaN partial) after it stopped mattering adds 0, not 0 * inf = NaN, as it
+# would in a tape with symbolic zeros (JAX).  Emitted as ``_nz_mul``/``_nz_div`` (selects.py): one compare and one
+# select, no branch in the generated code, CUDA-compatible.
+GUARD = "nz"
 
 
 class Reverse:
-    def __init__(self, body, ret, activity, typeinfo, ctx, wrt, filename):
+    def __init__(self, body, ret, activity, typeinfo, ctx, wrt, filename, int_ranges=None):
         self.body = body
+        self.int_ranges = int_ranges or {}  # integer variable -> (lo, hi) (intrange.check): stored integers' width
         self.ret = ret
         self.act = activity
         self.types = typeinfo
@@ -80,6 +86,7 @@ class Reverse:
                 if needed:
                     info.klass = loops.CARRIED
                     info.stored = needed
+                    info.widths = [loops.width(self.types.of(v), self.int_ranges.get(v)) for v in needed]
                     prelude, formula = loops.bounds_prelude(s, self.producers, self.counts, self.filename,
                                                             self.ctx.arg_names)
                     info.prelude = prelude
@@ -102,7 +109,7 @@ class Reverse:
                 stores = []
                 slots = self._slots(info, counter, stores)
                 for var, slot in zip(info.stored, slots):
-                    stores.append(Store(slot, var))
+                    loops.store_value(var, slot, self.types.of(var), self.fresh, stores)
                 out.append(For(s.var, s.start, s.stop, s.step, stores + list(s.body), s.pos, counter=counter,
                                loop_id=s.loop_id))
             else:
@@ -118,7 +125,7 @@ class Reverse:
 
     def _slots(self, info, counter, out):
         """Scratch indices ``offset + counter * m + j`` for the stored values of one iteration."""
-        m = len(info.stored)
+        m = info.slots_per_iteration
         base = self.fresh("slot")
         out.append(Assign(base, "mul", [counter, Const(m)]))
         base2 = self.fresh("slot")
@@ -128,7 +135,12 @@ class Reverse:
             t = self.fresh("slot")
             out.append(Assign(t, "add", [base2, Const(j)]))
             slots.append(t)
-        return slots
+        # one slot list per stored value (an integer takes several: see loops.store_value)
+        grouped, k = [], 0
+        for w in info.widths:
+            grouped.append(slots[k:k + w])
+            k += w
+        return grouped
 
     # ---- reverse sweep -------------------------------------------------------------------------------
     def reverse_block(self, stmts):
@@ -156,7 +168,7 @@ class Reverse:
         if info.klass == loops.CARRIED:
             slots = self._slots(info, counter, head)
             for var, slot in zip(info.stored, slots):
-                head.append(Assign(var, "load", [slot]))
+                loops.load_value(var, slot, self.types.of(var), self.fresh, head)
         body = head + self.replay(s) + self.reverse_block(s.body)
         out.append(For(s.var, s.start, s.stop, s.step, body, s.pos, counter=counter, reverse=True,
                        loop_id=s.loop_id))
@@ -170,7 +182,7 @@ class Reverse:
 
     def scaled(self, vb, partial, out):
         t = self.fresh("p")
-        out.append(Assign(t, "mul", [vb, partial]))
+        out.append(Assign(t, "mul", [vb, partial], GUARD))
         return t
 
     def reverse_assign(self, s, out):
@@ -199,12 +211,12 @@ class Reverse:
         elif op == "div":
             if active[0]:
                 t = self.fresh("p")
-                out.append(Assign(t, "div", [vb, a[1]]))
+                out.append(Assign(t, "div", [vb, a[1]], GUARD))
                 self.accumulate(a[0], t, out)
             if active[1]:
                 t = self.scaled(vb, v, out)
                 t2 = self.fresh("p")
-                out.append(Assign(t2, "div", [t, a[1]]))
+                out.append(Assign(t2, "div", [t, a[1]], GUARD))
                 self.accumulate(a[1], t2, out, negate=True)
         elif op == "index":
             if a[0] in self.grad_names:
@@ -305,7 +317,7 @@ class Reverse:
             out.append(Assign(info.offset, "copy", [offset]))
             size = self.fresh("scratch_size")
             trip = self.trip_count(self.loop_by_id(info.loop_id), out)
-            out.append(Assign(size, "mul", [trip, Const(len(info.stored))]))
+            out.append(Assign(size, "mul", [trip, Const(info.slots_per_iteration)]))
             nxt = self.fresh("scratch_end")
             out.append(Assign(nxt, "add", [info.offset, size]))
             offset = nxt
@@ -336,7 +348,7 @@ class Reverse:
         for info in self.storing_loops():
             trip = self.trip_count(self.loop_by_id(info.loop_id), out)
             size = self.fresh("scratch_size")
-            out.append(Assign(size, "mul", [trip, Const(len(info.stored))]))
+            out.append(Assign(size, "mul", [trip, Const(info.slots_per_iteration)]))
             t = self.fresh("scratch_total")
             out.append(Assign(t, "add", [total, size]))
             total = t

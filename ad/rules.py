@@ -29,7 +29,9 @@ NUMPY_ALIASES = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1",
                  "abs": "fabs", "absolute": "fabs", "floor": "floor", "ceil": "ceil", "power": "pow",
                  "log2": "log2", "log10": "log10", "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite"}
 
-_SIGN = "(1.0 if a > 0.0 else (-1.0 if a < 0.0 else 0.0))"
+# written without conditional expressions: each would be a branch in the generated code, and numba's compile
+# time grows with (branches x variables)
+_SIGN = "(float(a > 0.0) - float(a < 0.0))"
 
 MATH_RULES = {
     "exp": ("r",),
@@ -55,8 +57,8 @@ MATH_RULES = {
     "lgamma": ("special.digamma(a)",),
     "fabs": (_SIGN,),
     "abs": (_SIGN,),
-    "min": ("(1.0 if a <= b else 0.0)", "(0.0 if a <= b else 1.0)"),
-    "max": ("(1.0 if a >= b else 0.0)", "(0.0 if a >= b else 1.0)"),
+    "min": ("float(a <= b)", "float(not (a <= b))"),
+    "max": ("float(a >= b)", "float(not (a >= b))"),
     # pow: see pow_partials (the base partial depends on whether the exponent is a known integer)
 }
 

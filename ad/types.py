@@ -6,7 +6,7 @@ Python semantics: ``int op float`` is float, ``/`` is always float, a variable a
 argument used as a loop bound or an index is an int.  The active float width (float32/float64) is chosen at
 emission time.
 """
-from .errors import KernelError
+from .errors import KernelError, UnsupportedError
 from .ir import Assign, For, RuleCall, is_var, walk
 
 _RANK = {"bool": 0, "int": 1, "float": 2}
@@ -56,6 +56,25 @@ def infer(body, arg_names, array_ndim, filename, active=()):
     raise KernelError("type inference did not converge", filename, 0, 0)
 
 
+_BOOL_ARITHMETIC = {"add": "adding", "sub": "subtracting", "mul": "multiplying", "neg": "negating"}
+
+
+def check_bool_arithmetic(body, info, filename):
+    """Reject ``+ - *`` between two booleans and unary minus of one (comparisons used as numbers).
+
+    Their meaning depends on where the booleans came from: Python's ``True + True`` is 2, but a comparison of
+    numpy scalars (``theta[0] < theta[1]`` when the sampler calls the plain kernel) is a ``numpy.bool_``, for
+    which ``+`` is a logical or, ``*`` a logical and, and ``-`` an error; numba and CUDA follow Python.  No single
+    rule matches the plain kernel everywhere, so the kernel must say which it means.  A boolean mixed with a
+    number (``(x < y) * x``, ``n + (x > 0)``) means the same everywhere and is accepted."""
+    for s in walk(body):
+        if isinstance(s, Assign) and s.op in _BOOL_ARITHMETIC and all(info.of(a) == "bool" for a in s.args):
+            raise UnsupportedError(
+                f"{_BOOL_ARITHMETIC[s.op]} booleans (comparisons) is ambiguous: Python's True + True is 2 but "
+                "numpy's bool (what comparing array elements gives) makes + a logical or, * a logical and and - "
+                "an error; write float(a < b) + float(c < d) to count, or `or`/`and` for logic", filename, *s.pos)
+
+
 def _result_type(s, info, filename):
     op, args = s.op, s.args
     t = [info.of(a) for a in args]
@@ -87,7 +106,7 @@ def _result_type(s, info, filename):
         return "float"
     if op == "load":
         return "bool"  # the stored value's own type wins in the join (scratch holds floats of any origin)
-    if op == "tripcount":
+    if op in ("tripcount", "loadint"):
         return "int"
     if op == "call":
         if s.fn in ("isnan", "isinf", "isfinite"):
