@@ -91,6 +91,46 @@ def compute(logl, logl_birth, generator=None, ndraws=200) -> Evidence:
     return from_counts(logl, live_counts(logl, births), generator=generator, ndraws=ndraws)
 
 
+def _logz_of_points(logl, births):
+    order = np.argsort(logl, kind="stable")
+    logl, births = logl[order], births[order]
+    log_x = -np.cumsum(1.0 / live_counts(logl, births))
+    return _logsumexp(_log_weights(logl, log_x))
+
+
+def bootstrap_logz(logl, logl_birth, thread, generator, nboot=64) -> np.ndarray:
+    """logZ of ``nboot`` runs made by resampling whole threads with replacement (Higson et al. 2018, dynesty's
+    ``resample_run``). A thread is a sequence of points each born when the one before it died, so any multiset
+    of threads is itself a valid nested-sampling run, with live counts from its birth contours. The spread of
+    these values includes what correlated proposals add to the scatter of logZ, which the simulated shrinkage
+    alone does not see."""
+    logl = np.asarray(logl, dtype=np.float64)
+    births = np.asarray(logl_birth, dtype=np.float64)
+    ids, inverse = np.unique(np.asarray(thread), return_inverse=True)
+    points = np.arange(logl.size)
+    out = np.empty(nboot)
+    for b in range(nboot):
+        multiplicity = np.bincount(generator.integers(0, ids.size, size=ids.size), minlength=ids.size)
+        chosen = np.repeat(points, multiplicity[inverse])
+        out[b] = _logz_of_points(logl[chosen], births[chosen])
+    return out
+
+
+def kish_ess(weights) -> float:
+    """Kish's effective sample size ``1 / sum(w^2)`` of normalised weights."""
+    weights = np.asarray(weights, dtype=np.float64)
+    return float(1.0 / np.sum(weights ** 2))
+
+
+def posterior_ess(weights, correlation) -> float:
+    """Effective number of independent posterior samples: Kish's ESS times ``(1 - rho) / (1 + rho)``, the
+    variance inflation of a chain with lag-one correlation ``rho``, where ``rho`` is the posterior-weighted
+    correlation between new points and the live points their chains started from (``correlation``, per point)."""
+    weights = np.asarray(weights, dtype=np.float64)
+    rho = float(np.clip(np.sum(weights * np.asarray(correlation, dtype=np.float64)), 0.0, 1.0 - 1e-12))
+    return kish_ess(weights) * (1.0 - rho) / (1.0 + rho)
+
+
 def posterior_weights(ev: Evidence) -> np.ndarray:
     """Normalised posterior weights of the sorted dead points."""
     w = np.exp(ev.log_weights - ev.logz)

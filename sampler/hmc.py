@@ -1,166 +1,202 @@
 """Constrained HMC in the unit cube (Galilean / reflective billiards, Skilling's GMC), fused over chains.
 
-One step from ``u`` with velocity ``v`` (the prior is flat in ``u``, so there is no force):
+Each chain runs in its cluster's metric (``sampler.geometry``): velocity ``v = L_c z`` with ``z`` isotropic, so
+in whitened coordinates ``L_c^-1 u`` the billiard is the plain one. One step from ``u`` with velocity ``v``:
 
-1. ``y = u + v``. If ``y`` is inside (in the cube and ``logL(y) > L*``; NaN is outside) move there.
-2. Otherwise reflect off the boundary at ``y``: ``n`` is the cube-face normal when ``y`` left the cube, else
-   ``grad_u logL(y) = grad_theta logL * dtheta/du`` (chain rule through the prior transform);
-   ``v' = v - 2 (v.n) n / |n|^2`` and ``z = y + v'``. If ``z`` is inside, move there with ``v'``.
-3. Otherwise (or when ``n`` is zero/NaN) reverse: ``v <- -v`` and stay.
+1. ``y = u + v``. If ``y`` is inside (in the cube, in the chain's region, and ``logL(y) > L*``; NaN is outside)
+   move there.
+2. Otherwise, when ``y`` is in the cube but in another cluster's region, reverse (``v <- -v``). Else reflect off
+   the boundary at ``y``: ``g`` is the cube-face normal when ``y`` left the cube, else
+   ``grad_u logL(y) = grad_theta logL * dtheta/du``; ``v' = v - 2 (v.g) S_c g / (g^T S_c g)`` (the mirror image in
+   whitened coordinates) and ``z = y + v'``. If ``z`` is inside, move there with ``v'``.
+3. Otherwise (or when ``g`` is zero/NaN) reverse.
 
-Each case is a volume-preserving map that becomes an involution after a velocity flip (the reflection uses
-the normal at ``y``, which the reversed move visits too), so every step leaves the uniform distribution on
-``{u : L(u) > L*}`` times an isotropic velocity invariant; so does redrawing the direction (a Gibbs update of
-``v`` at fixed ``u``), which happens every ``refresh_every`` steps on a fixed schedule.
+Each case is a volume-preserving map that becomes an involution after a velocity flip (the normal is a function
+of ``y``, which the reversed move visits too), so every step leaves the uniform distribution on
+``{u : L(u) > L*} ∩ region_c`` times the velocity distribution invariant; so does redrawing the direction every
+``refresh_every`` steps (a Gibbs update of ``v``). Chains never cross region borders by billiard moves, so each
+cluster's metric is used only inside its own region and the kernel is invariant whatever the clustering.
+
+At each refresh a chain proposes ``jumps`` independence jumps: points uniform in the union of the clusters'
+bounding ellipsoids, each accepted (Metropolis-Hastings) with ``min(1, count(u) / count(u'))`` when it is
+inside the contour and the cube, ``count`` being the number of ellipsoids containing a point. This moves
+chains between modes with the right odds.
+
 ``tests/sampler/test_invariance.py`` checks invariance by the shrinkage and insertion-rank tests. Every chain
-ends inside, so there is no accept/reject step. Gradients are evaluated only at outside points (step 2), so a
-trajectory costs about ``n_steps * (1 + outside_fraction)`` likelihood evaluations.
-
-The velocity has length ``step_size * exp(step_jitter * N(0,1))`` per chain and a uniform direction. Between
-iterations the step size follows the measured outside fraction towards ``target_outside``.
+ends inside, so there is no final accept/reject.
 """
 
 import math
-import time
 import types
-from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
 from .prior_families import transform_one
-from .rng import normal
+from .rng import normal, uniform
+from .hmc_settings import HMCSettings  # noqa: F401  (re-exported: the settings belong to this kernel)
 from .stable_jit import fresh_dispatcher
 
 # Per-chain statistics columns written by the fused kernel.
-STAT_STEPS, STAT_OUTSIDE, STAT_REFLECT, STAT_REVERSE, STAT_NLIKE, STAT_NGRAD = range(6)
-NSTATS = 6
-
-
-class HMCSettings(NamedTuple):
-    """Tuning of the constrained-HMC proposal.
-
-    n_steps: steps per trajectory; ``None`` means ``min_steps + steps_per_dim * ndim`` (20 + 2 d). With it the
-        shrinkage and insertion-rank tests pass at d = 2, 10 (CI) and 50 (slow suite) and logZ lands within
-        3 sigma on the Gaussians (d = 2..100), shells, eggbox, Rosenbrock and the seed posterior
-        (tests/sampler). Shorter trajectories also passed the d = 50 shrinkage/rank tests (1 and 0.5 steps per
-        dimension, 2 seeds each) with rms logZ pulls of 1.1 on the 30-D Gaussian (10 seeds; 0.9 with 2 per
-        dimension) and 1.3 on the 100-D one (4 seeds), for 40-60% fewer evaluations. The shrinkage test is
-        weakly sensitive to correlated chains and those samples are small, so the default stays at 2 per
-        dimension; ``steps_per_dim=1`` is a reasonable setting when speed matters. Thin curved contours mix
-        slowly but without bias: on the 2-D shells (nlive 500, 20 seeds) the posterior weight at x2 > 0 was
-        0.499 with seed-to-seed sd 0.030 (0.021 with 100 steps, 0.019 with 400; 0.013 for independent samples),
-        see tests/sampler/test_shells_symmetry.py.
-    refresh_every: a fresh isotropic direction every this many steps. Needed: a billiard in a spherical contour
-        conserves its impact parameter (angular momentum), so with one direction per trajectory the radius, the
-        one coordinate nested sampling cares about, barely mixes. Measured on the 30-D Gaussian (nlive 500):
-        one direction per 300-step trajectory gave logZ pulls of -2.2, +9.2, +1.8 sigma; refreshing every 10
-        steps brought 4 seeds within 1.2 sigma. On the 10-D Gaussian (36 seeds) the rms pull was 1.5 with 10
-        and 0.8 with 5 steps between refreshes, hence 5 (~ one boundary hit per segment at target_outside 0.2).
-    target_outside: outside fraction the step size is tuned to. 0.2: lower fractions make the step small relative
-        to the region (more evaluations per unit distance), higher ones spend most evaluations on reflections.
-    initial_step: step length in unit-cube units before any adaptation.
-    step_jitter: sigma of the per-chain log-normal jitter of the step length (breaks resonances of fixed steps).
-    adapt_rate: gain of ``log step += adapt_rate * (target_outside - outside_fraction)`` per iteration.
-    """
-
-    n_steps: int | None = None
-    min_steps: int = 20
-    steps_per_dim: float = 2.0
-    target_outside: float = 0.2
-    initial_step: float = 0.1
-    step_jitter: float = 0.3
-    adapt_rate: float = 2.0
-    refresh_every: int = 5
-
-    def steps_for(self, ndim: int) -> int:
-        if self.n_steps is not None:
-            return int(self.n_steps)
-        return int(round(self.min_steps + self.steps_per_dim * ndim))
-
-    def adapt(self, step_size: float, outside_fraction: float) -> float:
-        """Next iteration's step size from this iteration's measured outside fraction."""
-        new = step_size * math.exp(self.adapt_rate * (self.target_outside - outside_fraction))
-        return float(min(max(new, 1e-12), 1.0))
-
-    @classmethod
-    def from_any(cls, value) -> "HMCSettings":
-        """Accept ``None``, an ``HMCSettings`` or a dict of fields; unknown keys are errors naming the key."""
-        if value is None:
-            return cls()
-        if isinstance(value, cls):
-            return value
-        if not isinstance(value, dict):
-            raise TypeError(f"hmc: expected a dict of settings, got {value!r}")
-        unknown = sorted(set(value) - set(cls._fields))
-        if unknown:
-            raise ValueError(f"hmc: unknown setting(s) {', '.join(unknown)}; known: {', '.join(cls._fields)}")
-        out = cls(**value)
-        if out.n_steps is not None and int(out.n_steps) < 1:
-            raise ValueError(f"hmc.n_steps must be >= 1, got {out.n_steps}")
-        if int(out.refresh_every) < 1:
-            raise ValueError(f"hmc.refresh_every must be >= 1, got {out.refresh_every}")
-        if not 0.0 < out.target_outside < 1.0:
-            raise ValueError(f"hmc.target_outside must be in (0, 1), got {out.target_outside}")
-        if not 0.0 < out.initial_step <= 1.0:
-            raise ValueError(f"hmc.initial_step must be in (0, 1], got {out.initial_step}")
-        return out
+(STAT_STEPS, STAT_OUTSIDE, STAT_REFLECT, STAT_REVERSE, STAT_NLIKE, STAT_NGRAD, STAT_NAN, STAT_JUMP_TRIED,
+ STAT_JUMP_ACCEPTED, STAT_REGION_EXIT) = range(10)
+NSTATS = 10
+# Integer controls passed as one array: trajectory length, steps between refreshes, jump proposals per refresh,
+# dense metric.
+CTRL_N_STEPS, CTRL_REFRESH, CTRL_JUMPS, CTRL_DENSE = range(4)
 
 # --- the trajectory body --------------------------------------------------------------------------------------
-# ``_inside``, ``_chain``, ``_advance`` and ``_evaluate`` are templates, never called here: their globals
-# ``value``, ``value_and_grad`` (the likelihood's per-sample functions), ``transform`` (prior) and ``draw_normal``
-# (RNG) are bound per target by :func:`chain_function`: njit functions for the CPU, device functions for the GPU
-# (``sampler.hmc_gpu``). One body, so the backends cannot drift.
+# Templates, never called here: their globals ``value``, ``value_and_grad`` (the likelihood's per-sample
+# functions), ``transform`` (prior), ``draw_normal``/``draw_uniform`` (RNG) and the helpers below are bound per
+# target by :func:`chain_function`: njit functions for the CPU, device functions for the GPU (``sampler.hmc_gpu``).
+# One body, so the backends cannot drift.
 
 
-def _inside(y, logl_star, data, codes, args, theta, jac):
-    # Returns (inside, logl, evaluated): outside the cube nothing is evaluated.
+def _mahalanobis2(x, mean, chol, c, dense, tmp):
+    # |L_c^-1 (x - mean_c)|^2 by forward substitution (tmp receives the whitened vector).
+    d = x.shape[0]
+    total = 0.0
+    for i in range(d):
+        acc = x[i] - mean[c, i]
+        if dense:
+            for m in range(i):
+                acc -= chol[c, i, m] * tmp[m]
+        tmp[i] = acc / chol[c, i, i]
+        total += tmp[i] * tmp[i]
+    return total
+
+
+def _region(x, mean, chol, radius2, dense, tmp):
+    nclusters = mean.shape[0]
+    if nclusters == 1:
+        return 0
+    best = 0
+    best_value = math.inf
+    for c in range(nclusters):
+        value_c = mahalanobis2(x, mean, chol, c, dense, tmp) / radius2[c]
+        if value_c < best_value:
+            best_value = value_c
+            best = c
+    return best
+
+
+def _ellipsoid_count(x, mean, chol, radius2, dense, tmp):
+    count = 0
+    for c in range(mean.shape[0]):
+        if mahalanobis2(x, mean, chol, c, dense, tmp) <= radius2[c]:
+            count += 1
+    return count
+
+
+def _in_cube(y):
     for i in range(y.shape[0]):
         if not (y[i] > 0.0 and y[i] < 1.0):
-            return False, -math.inf, False
-    transform(codes, args, y, theta, jac)
-    ly = float(value(theta, data))
-    return ly > logl_star, ly, True
+            return False
+    return True
 
 
-def _chain(j, u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every, rng_states, data, codes, args,
-           work_u, work_v, work_y, work_w, work_z, work_theta, work_jac, work_grad, work_scratch,
-           out_u, out_theta, out_logl, stats):
+def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
+           g_mean, g_chol, g_cov, g_radius2, g_cdf,
+           work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
+           out_u, out_theta, out_logl, out_cluster, stats):
     # One chain's whole trajectory. Kept out of the prange body: numba compiles a parfor body much more
     # slowly than an ordinary function it calls.
     d = u_start.shape[1]
-    u, v, y, w, z = work_u[j], work_v[j], work_y[j], work_w[j], work_z[j]
+    n_steps, refresh_every = ctrl[CTRL_N_STEPS], ctrl[CTRL_REFRESH]
+    jumps, dense = ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE] != 0
+    nclusters = g_mean.shape[0]
+    u, v, y, w, z, tmp = work_u[j], work_v[j], work_y[j], work_w[j], work_z[j], work_t[j]
     theta, jac, grad, scratch = work_theta[j], work_jac[j], work_grad[j], work_scratch[j]
-    for s in range(NSTATS):
+    for s in range(stats.shape[1]):
         stats[j, s] = 0
     for i in range(d):
         u[i] = u_start[j, i]
     logl = logl_start[j]
+    c = region(u, g_mean, g_chol, g_radius2, dense, tmp)
     for t in range(n_steps):
         if t % refresh_every == 0:
-            # Fresh isotropic direction: a Gibbs update of v at fixed u, valid at any fixed schedule.
+            for _ in range(jumps):
+                # Independence jump: uniform in a volume-weighted ellipsoid, MH ratio count(u) / count(y).
+                stats[j, STAT_JUMP_TRIED] += 1
+                r = draw_uniform(rng_states, j)
+                cp = 0
+                while cp < nclusters - 1 and g_cdf[cp] <= r:
+                    cp += 1
+                norm = 0.0
+                for i in range(d):
+                    tmp[i] = draw_normal(rng_states, j)
+                    norm += tmp[i] * tmp[i]
+                radius = math.sqrt(g_radius2[cp]) * draw_uniform(rng_states, j) ** (1.0 / d) / math.sqrt(norm)
+                for i in range(d):
+                    acc = 0.0
+                    if dense:
+                        for m in range(i + 1):
+                            acc += g_chol[cp, i, m] * tmp[m]
+                    else:
+                        acc = g_chol[cp, i, i] * tmp[i]
+                    y[i] = g_mean[cp, i] + radius * acc
+                accept_draw = draw_uniform(rng_states, j)
+                if in_cube(y):
+                    count_old = ellipsoid_count(u, g_mean, g_chol, g_radius2, dense, tmp)
+                    count_new = ellipsoid_count(y, g_mean, g_chol, g_radius2, dense, tmp)
+                    if count_old > 0 and count_new > 0 and accept_draw * count_new < count_old:
+                        transform(codes, args, y, theta, jac)
+                        ly = float(value(theta, data))
+                        stats[j, STAT_NLIKE] += 1
+                        if ly != ly:
+                            stats[j, STAT_NAN] += 1
+                        if ly > logl_star:
+                            stats[j, STAT_JUMP_ACCEPTED] += 1
+                            for i in range(d):
+                                u[i] = y[i]
+                            logl = ly
+                            c = region(u, g_mean, g_chol, g_radius2, dense, tmp)
+            # Fresh direction in cluster c's metric: a Gibbs update of v at fixed u, valid at any fixed schedule.
             norm = 0.0
             for i in range(d):
-                v[i] = draw_normal(rng_states, j)
-                norm += v[i] * v[i]
+                tmp[i] = draw_normal(rng_states, j)
+                norm += tmp[i] * tmp[i]
             scale = step_sizes[j] / math.sqrt(norm)
             for i in range(d):
-                v[i] *= scale
+                acc = 0.0
+                if dense:
+                    for m in range(i + 1):
+                        acc += g_chol[c, i, m] * tmp[m]
+                else:
+                    acc = g_chol[c, i, i] * tmp[i]
+                v[i] = scale * acc
         stats[j, STAT_STEPS] += 1
         for i in range(d):
             y[i] = u[i] + v[i]
-        ok, ly, evaluated = _inside(y, logl_star, data, codes, args, theta, jac)
-        if evaluated:
+        # Where is y? 0: inside; 1: out of the cube; 2: in another region; 3: below the contour.
+        where = 0
+        ly = -math.inf
+        if not in_cube(y):
+            where = 1
+        elif nclusters > 1 and region(y, g_mean, g_chol, g_radius2, dense, tmp) != c:
+            where = 2
+        else:
+            transform(codes, args, y, theta, jac)
+            ly = float(value(theta, data))
             stats[j, STAT_NLIKE] += 1
-        if ok:
+            if ly != ly:
+                stats[j, STAT_NAN] += 1
+            if not ly > logl_star:
+                where = 3
+        if where == 0:
             for i in range(d):
                 u[i] = y[i]
             logl = ly
             continue
         stats[j, STAT_OUTSIDE] += 1
-        # Normal of the boundary at y: cube faces first, else the likelihood gradient in u.
-        in_cube = evaluated
-        if in_cube:
+        if where == 2:
+            stats[j, STAT_REGION_EXIT] += 1
+            stats[j, STAT_REVERSE] += 1
+            for i in range(d):
+                v[i] = -v[i]
+            continue
+        # Normal of the boundary at y: cube faces, else the likelihood gradient in u.
+        if where == 3:
             value_and_grad(theta, data, grad, scratch)
             stats[j, STAT_NGRAD] += 1
             stats[j, STAT_NLIKE] += 1
@@ -169,23 +205,37 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every
         else:
             for i in range(d):
                 w[i] = (1.0 if y[i] >= 1.0 else 0.0) - (1.0 if y[i] <= 0.0 else 0.0)
-        nn = 0.0
-        vn = 0.0
+        # s = S_c g (in tmp); reflection v' = v - 2 (v.g) / (g.s) s.
+        gs = 0.0
+        vg = 0.0
         for i in range(d):
-            nn += w[i] * w[i]
-            vn += v[i] * w[i]
-        if not (nn > 0.0 and math.isfinite(nn) and math.isfinite(vn)):
+            acc = 0.0
+            if dense:
+                for m in range(d):
+                    acc += g_cov[c, i, m] * w[m]
+            else:
+                acc = g_cov[c, i, i] * w[i]
+            tmp[i] = acc
+            gs += w[i] * acc
+            vg += v[i] * w[i]
+        if not (gs > 0.0 and math.isfinite(gs) and math.isfinite(vg)):
             stats[j, STAT_REVERSE] += 1
             for i in range(d):
                 v[i] = -v[i]
             continue
-        c = 2.0 * vn / nn
+        coef = 2.0 * vg / gs
         for i in range(d):
-            w[i] = v[i] - c * w[i]  # reflected velocity v'
+            w[i] = v[i] - coef * tmp[i]  # reflected velocity v'
             z[i] = y[i] + w[i]
-        ok, lz, evaluated = _inside(z, logl_star, data, codes, args, theta, jac)
-        if evaluated:
+        ok = False
+        lz = -math.inf
+        if in_cube(z) and (nclusters == 1 or region(z, g_mean, g_chol, g_radius2, dense, tmp) == c):
+            transform(codes, args, z, theta, jac)
+            lz = float(value(theta, data))
             stats[j, STAT_NLIKE] += 1
+            if lz != lz:
+                stats[j, STAT_NAN] += 1
+            ok = lz > logl_star
         if ok:
             stats[j, STAT_REFLECT] += 1
             for i in range(d):
@@ -201,15 +251,18 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every
         out_u[j, i] = u[i]
         out_theta[j, i] = theta[i]
     out_logl[j] = logl
+    out_cluster[j] = c
 
 
-def _advance(u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every, rng_states, data, codes, args,
-             work_u, work_v, work_y, work_w, work_z, work_theta, work_jac, work_grad, work_scratch,
-             out_u, out_theta, out_logl, stats):
+def _advance(u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
+             g_mean, g_chol, g_cov, g_radius2, g_cdf,
+             work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
+             out_u, out_theta, out_logl, out_cluster, stats):
     for j in prange(u_start.shape[0]):
-        _chain(j, u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every, rng_states, data, codes,
-               args, work_u, work_v, work_y, work_w, work_z, work_theta, work_jac, work_grad, work_scratch,
-               out_u, out_theta, out_logl, stats)
+        _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
+               g_mean, g_chol, g_cov, g_radius2, g_cdf,
+               work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
+               out_u, out_theta, out_logl, out_cluster, stats)
 
 
 def _evaluate(thetas, data, theta_buf, out):
@@ -229,13 +282,17 @@ def _bind(fn, jit, **globals_):
     return jit(types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__))
 
 
-def chain_function(value, value_and_grad, transform, draw_normal, jit, jit_inline):
+def chain_function(value, value_and_grad, transform, draw_normal, draw_uniform, jit, jit_inline):
     """``chain(j, ...)``: chain ``j``'s whole trajectory (the ``_chain`` template) compiled by ``jit`` with the
-    target's likelihood functions, prior ``transform`` and RNG ``draw_normal`` (used for the GPU kernel and for
-    likelihoods whose functions do not live in a generated module)."""
-    inside = _bind(_inside, jit_inline, value=value, transform=transform)
+    target's likelihood functions, prior ``transform`` and RNG ``draw_normal``/``draw_uniform``."""
+    # Plain (not numba-inlined) helpers: numba-level inlining of every call site multiplied the compile time.
+    mahalanobis2 = _bind(_mahalanobis2, jit)
+    region = _bind(_region, jit, mahalanobis2=mahalanobis2)
+    ellipsoid_count = _bind(_ellipsoid_count, jit, mahalanobis2=mahalanobis2)
+    in_cube = _bind(_in_cube, jit)
     return _bind(_chain, jit, value=value, value_and_grad=value_and_grad, transform=transform,
-                 draw_normal=draw_normal, _inside=inside)
+                 draw_normal=draw_normal, draw_uniform=draw_uniform, region=region,
+                 ellipsoid_count=ellipsoid_count, in_cube=in_cube)
 
 
 # --- the CPU kernel ---------------------------------------------------------------------------------------------
@@ -245,9 +302,20 @@ def chain_function(value, value_and_grad, transform, draw_normal, jit, jit_inlin
 _KERNEL_CACHE = {}
 
 
+def _draw_normal(states, j):
+    return normal(states, j)
+
+
+def _draw_uniform(states, j):
+    return uniform(states, j)
+
+
 def _compiled_in_memory(value, value_and_grad):
     njit_plain, njit_inline = njit(error_model="numpy"), njit(inline="always", error_model="numpy")
-    chain = chain_function(value, value_and_grad, transform_one, normal, njit_plain, njit_inline)
+    # One compiled copy of each RNG draw, called from every site (the rng functions inline themselves).
+    draw_normal, draw_uniform = njit_plain(_draw_normal), njit_plain(_draw_uniform)
+    chain = chain_function(value, value_and_grad, transform_one, draw_normal, draw_uniform, njit_plain,
+                           njit_inline)
     advance = _bind(_advance, njit(parallel=True, error_model="numpy"), _chain=chain)
     return advance, _bind(_evaluate, njit_plain, value=value)
 
@@ -276,65 +344,3 @@ def make_batch_evaluator(value, value_and_grad=None):
     if value_and_grad is None:
         return _compiled_in_memory(fresh_dispatcher(value), fresh_dispatcher(value))[1]
     return _kernels(value, value_and_grad)[1]
-
-
-class AdaptiveThreads:
-    """Calls the parallel chain kernel with either all numba threads or one, whichever was faster when last
-    measured. With little work per iteration (few chains, cheap likelihood) a parallel region costs more than
-    it saves, and far more when other processes keep the cores busy: measured on the busy 2-core development
-    machine, the seed 4-D posterior (nlive 500) took 0.05 s on one thread and 0.98 s on two, while the 30-D
-    Gaussian took 1.17 s on one and 0.61 s on two. Results do not depend on the thread count (each chain owns
-    its RNG row and work arrays), so this choice changes timings only, never the computation.
-    The first ``trials`` calls of every ``retune_every`` alternate one thread / all threads and time them.
-    """
-
-    def __init__(self, advance, retune_every=200, trials=6):
-        import numba
-        self._numba = numba
-        self.advance = advance
-        self.retune_every, self.trials = retune_every, trials
-        self.max_threads = numba.get_num_threads()
-        self.calls = 0
-        self.threads = self.max_threads
-        self._times = {}
-
-    def __call__(self, *args):
-        if self.max_threads == 1:
-            return self.advance(*args)
-        phase = self.calls % self.retune_every
-        trial = phase < self.trials
-        n = (1 if phase % 2 == 0 else self.max_threads) if trial else self.threads
-        previous = self._numba.get_num_threads()
-        self._numba.set_num_threads(n)
-        try:
-            start = time.perf_counter()
-            self.advance(*args)
-            elapsed = time.perf_counter() - start
-        finally:
-            self._numba.set_num_threads(previous)
-        if trial:
-            self._times[n] = min(self._times.get(n, math.inf), elapsed)
-            if phase == self.trials - 1:
-                self.threads = min(self._times, key=self._times.get)
-                self._times = {}
-        self.calls += 1
-
-
-class ChainWorkspace:
-    """Per-chain work arrays, allocated once per run (the fused kernel allocates nothing)."""
-
-    def __init__(self, nchains: int, ndim: int, dtype, scratch_size: int):
-        f8 = np.float64
-        self.u, self.v, self.y, self.w, self.z = (np.empty((nchains, ndim), f8) for _ in range(5))
-        self.theta = np.empty((nchains, ndim), dtype)
-        self.jac = np.empty((nchains, ndim), f8)
-        self.grad = np.empty((nchains, ndim), dtype)
-        self.scratch = np.empty((nchains, max(int(scratch_size), 0)), dtype)
-        self.out_u = np.empty((nchains, ndim), f8)
-        self.out_theta = np.empty((nchains, ndim), f8)
-        self.out_logl = np.empty(nchains, f8)
-        self.stats = np.zeros((nchains, NSTATS), np.int64)
-
-    def arrays(self):
-        return (self.u, self.v, self.y, self.w, self.z, self.theta, self.jac, self.grad, self.scratch,
-                self.out_u, self.out_theta, self.out_logl, self.stats)

@@ -29,7 +29,7 @@ def _retarget(fn, jit, **replace):
 
 
 def device_helpers():
-    """CUDA device versions of the prior transform and the per-chain normal deviate."""
+    """CUDA device versions of the prior transform and the per-chain normal and uniform deviates."""
     dev = cuda.jit(device=True)
     rotl = _retarget(rng._rotl, dev)
     next_u64 = _retarget(rng.next_uint64, dev, _rotl=rotl)
@@ -38,7 +38,7 @@ def device_helpers():
     ndtri = _retarget(prior_families.ndtri, dev)
     normal_jac = _retarget(prior_families._normal_jac, dev)
     transform = _retarget(prior_families.transform_one, dev, ndtri=ndtri, _normal_jac=normal_jac)
-    return transform, normal
+    return transform, normal, uniform
 
 
 _KERNEL_CACHE = {}
@@ -51,19 +51,21 @@ def make_gpu_chain_kernel(value, value_and_grad):
     hit = _KERNEL_CACHE.get(key)
     if hit is not None and hit[0] is value and hit[1] is value_and_grad:
         return hit[2]
-    transform, normal = device_helpers()
+    transform, normal, uniform = device_helpers()
     dev = cuda.jit(device=True)
-    chain = chain_function(value, value_and_grad, transform, normal, dev, dev)
+    chain = chain_function(value, value_and_grad, transform, normal, uniform, dev, dev)
 
     @cuda.jit
-    def advance(u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every, rng_states, data, codes, args,
-                work_u, work_v, work_y, work_w, work_z, work_theta, work_jac, work_grad, work_scratch,
-                out_u, out_theta, out_logl, stats):
+    def advance(u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
+                g_mean, g_chol, g_cov, g_radius2, g_cdf,
+                work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
+                out_u, out_theta, out_logl, out_cluster, stats):
         j = cuda.grid(1)
         if j < u_start.shape[0]:
-            chain(j, u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every, rng_states, data, codes,
-                  args, work_u, work_v, work_y, work_w, work_z, work_theta, work_jac, work_grad, work_scratch,
-                  out_u, out_theta, out_logl, stats)
+            chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
+                  g_mean, g_chol, g_cov, g_radius2, g_cdf,
+                  work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
+                  out_u, out_theta, out_logl, out_cluster, stats)
 
     _KERNEL_CACHE[key] = (value, value_and_grad, advance)
     return advance
@@ -81,22 +83,24 @@ class GpuChainKernel:
         f8 = np.float64
         self.codes = cuda.to_device(np.ascontiguousarray(prior_codes))
         self.args = cuda.to_device(np.ascontiguousarray(prior_args))
-        self.work = [cuda.device_array((nchains, ndim), f8) for _ in range(5)]
+        self.work = [cuda.device_array((nchains, ndim), f8) for _ in range(6)]
         self.work += [cuda.device_array((nchains, ndim), dtype), cuda.device_array((nchains, ndim), f8),
                       cuda.device_array((nchains, ndim), dtype),
                       cuda.device_array((nchains, max(int(kernels.scratch_size), 1)), dtype)]
         self.blocks = (nchains + _THREADS_PER_BLOCK - 1) // _THREADS_PER_BLOCK
 
-    def __call__(self, u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every, rng_states, data, codes,
-                 args, *host_work):
+    def __call__(self, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
+                 g_mean, g_chol, g_cov, g_radius2, g_cdf, *host_work):
         cuda = self.cuda
-        out_u, out_theta, out_logl, stats = host_work[-4:]
+        outs = host_work[-5:]  # out_u, out_theta, out_logl, out_cluster, stats
         d_rng = cuda.to_device(rng_states)
-        d_out = [cuda.device_array_like(a) for a in (out_u, out_theta, out_logl, stats)]
+        d_out = [cuda.device_array_like(a) for a in outs]
+        staged = [cuda.to_device(np.ascontiguousarray(a)) for a in (u_start, logl_start)]
+        geometry = [cuda.to_device(np.ascontiguousarray(a)) for a in (g_mean, g_chol, g_cov, g_radius2, g_cdf)]
         self.kernel[self.blocks, _THREADS_PER_BLOCK](
-            cuda.to_device(np.ascontiguousarray(u_start)), cuda.to_device(np.ascontiguousarray(logl_start)),
-            float(logl_star), cuda.to_device(np.ascontiguousarray(step_sizes)), int(n_steps), int(refresh_every),
-            d_rng, data, self.codes, self.args, *self.work, *d_out)
-        for host, dev in zip((out_u, out_theta, out_logl, stats), d_out):
+            *staged, float(logl_star), cuda.to_device(np.ascontiguousarray(step_sizes)),
+            cuda.to_device(np.ascontiguousarray(ctrl)), d_rng, data, self.codes, self.args, *geometry, *self.work,
+            *d_out)
+        for host, dev in zip(outs, d_out):
             dev.copy_to_host(host)
         d_rng.copy_to_host(rng_states)

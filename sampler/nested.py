@@ -1,60 +1,101 @@
 """The nested-sampling step as a pure function over explicit state (BlackJAX ``ns/base.py`` style).
 
-``step(state, generator, proposal, k, settings) -> (state, info)`` removes the ``k`` lowest of the ``n`` live
-points, starts ``k`` constrained-HMC chains from survivors chosen uniformly (with replacement), replaces the
-removed points by the chain end points and records ``logl_birth`` = the highest removed ``logl`` for them.
-Randomness comes only from the numpy ``generator`` (start points, step-size jitter) and the per-chain
-xoroshiro states carried in ``state.chain_rng``, so a state and a generator state determine everything after.
+``step(state, generator, proposal, settings) -> (state, info)`` removes the lowest live points, starts ``k``
+constrained-HMC chains from survivors chosen uniformly (with replacement) and adds the chain end points, born at
+``logl_star`` = the highest removed ``logl``. Randomness comes only from the numpy ``generator`` (start points,
+step-size jitter) and the per-chain xoroshiro states in ``state.chain_rng``, so a state and a generator state
+determine everything after.
+
+How many die: normally ``k``; fewer while the live set is below ``nlive`` (it refills), and more when live points
+tie with the contour: every point whose ``logl`` equals ``logl_star`` dies in the same iteration, so that every
+survivor and every new point lies strictly above the contour. Removing ``q`` tied points together with live
+counts ``n, n-1, ..., n-q+1`` is the plateau treatment of Fowlie, Handley & Su (2021); the evidence
+(``sampler.evidence``) gets it from the birth contours without knowing about plateaus. When all live points
+tie, no contour above them exists: :class:`AllLiveTied` ends the run, and the final live points carry the rest.
+
+Geometry (``sampler.geometry``): the survivors' clusters, metric and ellipsoids, recomputed every iteration from
+the survivors; clusters are re-detected every ``recluster_every`` iterations and otherwise follow the regions.
 """
 
 from typing import NamedTuple
 
 import numpy as np
 
-from .hmc import STAT_NGRAD, STAT_NLIKE, STAT_OUTSIDE, STAT_REFLECT, STAT_REVERSE, STAT_STEPS, HMCSettings
+from . import decorrelation
+from . import geometry as geo
+from .hmc import (CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_REFRESH, STAT_JUMP_ACCEPTED, STAT_JUMP_TRIED,
+                  STAT_NAN, STAT_NGRAD, STAT_NLIKE, STAT_OUTSIDE, STAT_REFLECT, STAT_REGION_EXIT, STAT_REVERSE,
+                  STAT_STEPS)
+
+
+class AllLiveTied(Exception):
+    """Every live point has the same log-likelihood: the contour cannot rise; the run ends here."""
 
 
 class NSState(NamedTuple):
     """Live points and proposal state between iterations.
 
-    u, theta: (n, d) unit-cube and physical coordinates of the live points.
+    u, theta: (n, d) unit-cube and physical coordinates of the live points (n is normally nlive).
     logl, logl_birth: (n,) their log-likelihoods and the contours they were born above.
-    step_size: current HMC step length (unit-cube units), adapted between iterations.
+    thread: (n,) the thread (sequence of points replacing one another) each live point belongs to.
+    labels: (n,) cluster of each live point.
+    step_size: current HMC step length (whitened units); n_steps: current trajectory length.
+    rho: running (smoothed) start-end correlation of the chains, NaN before the first iteration.
+    jumps: independence jump proposals per direction refresh.
     chain_rng: (k, 2) uint64 xoroshiro128+ states, one row per chain slot.
+    iteration: iterations done; next_thread: the next unused thread id.
     """
 
     u: np.ndarray
     theta: np.ndarray
     logl: np.ndarray
     logl_birth: np.ndarray
+    thread: np.ndarray
+    labels: np.ndarray
     step_size: float
+    n_steps: int
+    rho: float
+    jumps: int
     chain_rng: np.ndarray
+    iteration: int
+    next_thread: int
 
 
 class NSInfo(NamedTuple):
     """What one iteration did.
 
-    dead_u, dead_theta, dead_logl, dead_birth: the k removed points, sorted by logl ascending.
-    logl_star: the new contour (highest removed logl); every new point has logl > logl_star.
-    step_size: the mean step length the chains used (before jitter).
-    outside_fraction: outside first proposals / steps over all chains (what the step size is tuned on).
+    dead_u, dead_theta, dead_logl, dead_birth, dead_thread, dead_label: the removed points, sorted by logl.
+    nlive_before: live points before the removal; logl_star: the new contour (highest removed logl).
+    step_size, n_steps: what the chains used; outside_fraction: outside steps / steps.
     reflections: (k,) successful reflections per chain; reversals: (k,) reversals per chain.
-    acceptance: fraction of steps that moved (straight or reflected).
-    nlike, ngrad: likelihood values and gradients evaluated in this iteration.
+    acceptance: fraction of steps that moved; rho_coord, rho_logl: correlations between the chains' start and
+    end points (``sampler.decorrelation``); jumps_tried / jumps_accepted: independence jumps;
+    nclusters: clusters among the survivors; nlike, ngrad, nnan: likelihood values, gradients and non-finite
+    likelihood values evaluated in this iteration.
     """
 
     dead_u: np.ndarray
     dead_theta: np.ndarray
     dead_logl: np.ndarray
     dead_birth: np.ndarray
+    dead_thread: np.ndarray
+    dead_label: np.ndarray
+    nlive_before: int
     logl_star: float
     step_size: float
+    n_steps: int
     outside_fraction: float
     reflections: np.ndarray
     reversals: np.ndarray
     acceptance: float
+    rho_coord: float
+    rho_logl: float
+    jumps_tried: int
+    jumps_accepted: int
+    nclusters: int
     nlike: int
     ngrad: int
+    nnan: int
 
 
 class Proposal(NamedTuple):
@@ -65,42 +106,75 @@ class Proposal(NamedTuple):
     data: tuple
     codes: np.ndarray
     args: np.ndarray
-    n_steps: int
-    refresh_every: int
+    k: int
+    nlive: int
+    dense: bool
 
 
-def step(state: NSState, generator: np.random.Generator, proposal: Proposal, k: int,
-         settings: HMCSettings) -> tuple[NSState, NSInfo]:
-    """One nested-sampling iteration replacing the ``k`` lowest live points; returns the new state and info."""
-    n = state.logl.shape[0]
+def _survivor_labels(state, survivors, settings):
+    if settings.clustering and state.iteration % settings.recluster_every == 0:
+        return geo.relabel(state.u[survivors])
+    # Clusters left without survivors disappear; ids are compacted to 0..C-1.
+    return np.unique(state.labels[survivors], return_inverse=True)[1].astype(np.int64)
+
+
+def step(state: NSState, generator: np.random.Generator, proposal: Proposal, settings) -> tuple[NSState, NSInfo]:
+    """One nested-sampling iteration; returns the new state and info, or raises :class:`AllLiveTied`."""
+    n, d = state.u.shape
+    k = proposal.k
     order = np.argsort(state.logl, kind="stable")
-    removed, survivors = order[:k], order[k:]
-    logl_star = float(state.logl[removed[-1]])
+    sorted_logl = state.logl[order]
+    m = min(max(1, k + n - proposal.nlive), n)
+    logl_star = float(sorted_logl[m - 1])
+    m = int(np.searchsorted(sorted_logl, logl_star, side="right"))  # points tied with the contour die too
+    if m >= n:
+        raise AllLiveTied(f"all {n} live points have logl = {logl_star!r}")
+    removed, survivors = order[:m], np.sort(order[m:])
 
-    starts = survivors[generator.integers(0, n - k, size=k)]
+    labels = _survivor_labels(state, survivors, settings)
+    geometry = geo.build(state.u[survivors], labels, proposal.dense)
+    starts = survivors[generator.integers(0, survivors.size, size=k)]
     step_sizes = state.step_size * np.exp(settings.step_jitter * generator.standard_normal(k))
+    ctrl = np.zeros(4, np.int64)
+    ctrl[CTRL_N_STEPS], ctrl[CTRL_REFRESH] = state.n_steps, settings.refresh_every
+    ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE] = state.jumps, int(proposal.dense)
     chain_rng = state.chain_rng.copy()
     ws = proposal.workspace
-    proposal.advance(np.ascontiguousarray(state.u[starts]), state.logl[starts], logl_star, step_sizes,
-                     proposal.n_steps, proposal.refresh_every, chain_rng, proposal.data, proposal.codes, proposal.args, *ws.arrays())
+    u_start = np.ascontiguousarray(state.u[starts])
+    proposal.advance(u_start, state.logl[starts], logl_star, step_sizes, ctrl, chain_rng, proposal.data,
+                     proposal.codes, proposal.args, *geometry[:5], *ws.arrays())
 
-    info_stats = ws.stats
-    steps = int(info_stats[:, STAT_STEPS].sum())
-    outside = int(info_stats[:, STAT_OUTSIDE].sum())
-    reversals = info_stats[:, STAT_REVERSE].copy()
-    outside_fraction = outside / max(steps, 1)
+    stats = ws.stats
+    steps = int(stats[:, STAT_STEPS].sum())
+    outside_fraction = int(stats[:, STAT_OUTSIDE].sum()) / max(steps, 1)
+    reversals = stats[:, STAT_REVERSE].copy()
+    rho_coord, rho_logl = decorrelation.chain_correlation(geometry, u_start, ws.out_u, state.logl[starts],
+                                                          ws.out_logl)
+    rho = decorrelation.smooth(state.rho, max(rho_coord, rho_logl))
     info = NSInfo(
         dead_u=state.u[removed], dead_theta=state.theta[removed], dead_logl=state.logl[removed],
-        dead_birth=state.logl_birth[removed], logl_star=logl_star, step_size=float(state.step_size),
-        outside_fraction=float(outside_fraction), reflections=info_stats[:, STAT_REFLECT].copy(),
-        reversals=reversals, acceptance=float(1.0 - reversals.sum() / max(steps, 1)),
-        nlike=int(info_stats[:, STAT_NLIKE].sum()), ngrad=int(info_stats[:, STAT_NGRAD].sum()))
+        dead_birth=state.logl_birth[removed], dead_thread=state.thread[removed], dead_label=state.labels[removed],
+        nlive_before=n, logl_star=logl_star, step_size=float(state.step_size), n_steps=int(state.n_steps),
+        outside_fraction=float(outside_fraction), reflections=stats[:, STAT_REFLECT].copy(), reversals=reversals,
+        acceptance=float(1.0 - reversals.sum() / max(steps, 1)), rho_coord=rho_coord, rho_logl=rho_logl,
+        jumps_tried=int(stats[:, STAT_JUMP_TRIED].sum()), jumps_accepted=int(stats[:, STAT_JUMP_ACCEPTED].sum()),
+        nclusters=geometry.nclusters, nlike=int(stats[:, STAT_NLIKE].sum()), ngrad=int(stats[:, STAT_NGRAD].sum()),
+        nnan=int(stats[:, STAT_NAN].sum()))
 
-    u, theta = state.u.copy(), state.theta.copy()
-    logl, birth = state.logl.copy(), state.logl_birth.copy()
-    u[removed] = ws.out_u
-    theta[removed] = ws.out_theta
-    logl[removed] = ws.out_logl
-    birth[removed] = logl_star
-    new_state = NSState(u, theta, logl, birth, settings.adapt(state.step_size, outside_fraction), chain_rng)
+    # New points continue the threads of the removed ones; extra new points (refilling) open new threads.
+    reused = min(m, k)
+    new_threads = np.concatenate([state.thread[removed[:reused]],
+                                  state.next_thread + np.arange(k - reused, dtype=np.int64)])
+    new_state = NSState(
+        u=np.concatenate([state.u[survivors], ws.out_u]),
+        theta=np.concatenate([state.theta[survivors], ws.out_theta]),
+        logl=np.concatenate([state.logl[survivors], ws.out_logl]),
+        logl_birth=np.concatenate([state.logl_birth[survivors], np.full(k, logl_star)]),
+        thread=np.concatenate([state.thread[survivors], new_threads]),
+        labels=np.concatenate([labels, ws.out_cluster]),
+        step_size=settings.adapt_step(state.step_size, outside_fraction),
+        n_steps=settings.adapt_length(int(state.n_steps), rho, d), rho=rho,
+        jumps=settings.adapt_jumps(int(state.jumps), info.jumps_tried, info.jumps_accepted, int(state.n_steps)),
+        chain_rng=chain_rng, iteration=int(state.iteration) + 1,
+        next_thread=int(state.next_thread) + k - reused)
     return new_state, info

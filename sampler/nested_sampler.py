@@ -10,11 +10,15 @@ import numpy as np
 from . import evidence
 from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, read_checkpoint, restore_generator,
                          write_checkpoint)
-from .hmc import AdaptiveThreads, ChainWorkspace, HMCSettings, make_batch_evaluator, make_chain_kernel
-from .nested import NSState, Proposal, step
+from . import geometry as geo
+from .hmc import make_batch_evaluator, make_chain_kernel
+from .hmc_runtime import AdaptiveThreads, ChainWorkspace
+from .hmc_settings import HMCSettings
+from .nested import AllLiveTied, NSState, Proposal, step
 from .priors import Prior
 from .progress import Progress
-from .results import DeadPoints, Results
+from .results import Results
+from .run_results import make_results
 from .rng import seed_chain_states
 from .run_state import RunRecord
 
@@ -83,7 +87,7 @@ class NestedSampler:
         self.delete_fraction = float(delete_fraction)
         self.k = min(max(1, int(round(self.delete_fraction * self.nlive))), self.nlive - 1)
         self.hmc = HMCSettings.from_any(hmc)
-        self.n_steps = self.hmc.steps_for(self.ndim)
+        self.dense = self.hmc.dense_for(self.ndim)
         self.seed = int(np.random.SeedSequence().entropy if seed is None else seed)
         self.backend = _choose_backend(backend, likelihood)
         self.name = name or getattr(likelihood, "name", None) or "nestgrad"
@@ -94,7 +98,7 @@ class NestedSampler:
 
     def settings(self, dlogz) -> dict:
         return {"nlive": self.nlive, "delete_fraction": self.delete_fraction, "k": self.k,
-                "hmc": dict(self.hmc._asdict(), n_steps=self.n_steps), "seed": self.seed, "backend": self.backend,
+                "hmc": dict(self.hmc._asdict(), dense=self.dense), "seed": self.seed, "backend": self.backend,
                 "dtype": str(np.dtype(self.kernels.dtype)), "dlogz": dlogz, "params": self.params,
                 "prior": {n: list(s) for n, s in self.prior.to_spec().items()}}
 
@@ -123,11 +127,15 @@ class NestedSampler:
             evaluate = make_batch_evaluator(kern.value, kern.value_and_grad)
         # Warm-up with zero steps compiles everything without using any random numbers of the run.
         u0 = np.full((self.k, self.ndim), 0.5)
-        getattr(advance, "advance", advance)(u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), 0, 1, seed_chain_states(
-            np.random.default_rng(0), self.k), kern.data, codes, args, *ws.arrays())
+        warm_geometry = geo.build(np.random.default_rng(0).random((4 * self.ndim + 4, self.ndim)),
+                                  np.zeros(4 * self.ndim + 4, np.int64), self.dense)
+        ctrl = np.array([0, 1, 0, int(self.dense)], np.int64)
+        getattr(advance, "advance", advance)(u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), ctrl,
+                                             seed_chain_states(np.random.default_rng(0), self.k), kern.data, codes,
+                                             args, *warm_geometry[:5], *ws.arrays())
         evaluate(np.full((1, self.ndim), 0.5), kern.data, np.empty((1, self.ndim), dtype), np.empty(1))
         self._evaluate = evaluate
-        self._proposal = Proposal(advance, ws, kern.data, codes, args, self.n_steps, self.hmc.refresh_every)
+        self._proposal = Proposal(advance, ws, kern.data, codes, args, self.k, self.nlive, self.dense)
         return self._proposal
 
     # --- initial live points ---------------------------------------------------------------------------------
@@ -138,13 +146,14 @@ class NestedSampler:
         n, d = self.nlive, self.ndim
         dtype = np.dtype(self.kernels.dtype)
         us, thetas, logls = [], [], []
-        have, drawn = 0, 0
+        have, drawn, nan = 0, 0, 0
         for _ in range(_MAX_INITIAL_DRAW_ROUNDS):
             u = generator.random((n, d))
             theta = self.prior.transform(u)
             logl = np.empty(n)
             self._evaluate(theta, self.kernels.data, np.empty((n, d), dtype), logl)
             drawn += n
+            nan += int(np.count_nonzero(~np.isfinite(logl)))
             ok = np.isfinite(logl) | (logl == np.inf)
             us.append(u[ok]), thetas.append(theta[ok]), logls.append(logl[ok])
             have += int(ok.sum())
@@ -156,9 +165,12 @@ class NestedSampler:
         u, theta, logl = (np.concatenate(a)[:n] for a in (us, thetas, logls))
         if np.any(logl == np.inf):
             raise SamplerError("the log-likelihood returned +inf at a prior draw")
-        state = NSState(u, theta, logl, np.full(n, -np.inf), float(self.hmc.initial_step),
-                        seed_chain_states(generator, self.k))
-        return state, drawn, math.log(have / drawn)
+        state = NSState(u=u, theta=theta, logl=logl, logl_birth=np.full(n, -np.inf),
+                        thread=np.arange(n, dtype=np.int64), labels=np.zeros(n, np.int64),
+                        step_size=float(self.hmc.initial_step), n_steps=self.hmc.initial_steps(d), rho=math.nan,
+                        jumps=1 if self.hmc.jumps is None else int(self.hmc.jumps),
+                        chain_rng=seed_chain_states(generator, self.k), iteration=0, next_thread=n)
+        return state, drawn, math.log(have / drawn), nan
 
     # --- the run ---------------------------------------------------------------------------------------------
 
@@ -180,8 +192,8 @@ class NestedSampler:
             state, generator, record = self._load(checkpoint, settings)
         else:
             generator = np.random.default_rng(self.seed)
-            state, drawn, offset = self._initial_state(generator)
-            record = RunRecord.start(self.ndim, self.k, drawn, offset)
+            state, drawn, offset, nan = self._initial_state(generator)
+            record = RunRecord.start(self.ndim, self.k, drawn, offset, nan)
         running = evidence.RunningEvidence(record.running_logz, record.running_log_x)
         bar = Progress(progress, dlogz)
         last_checkpoint = time.perf_counter()
@@ -191,10 +203,12 @@ class NestedSampler:
                     remain = running.remaining(state.logl)
                     if remain < dlogz or self._limit_hit(record, max_iter, max_nlike, max_time, t_start):
                         break
-                    state, info = step(state, generator, proposal, self.k, self.hmc)
-                    running.remove(info.dead_logl, self.nlive)
-                    record.add(info, self.nlive, running.logz + record.log_volume_offset,
-                               running.remaining(state.logl))
+                    try:
+                        state, info = step(state, generator, proposal, self.hmc)
+                    except AllLiveTied:
+                        break  # a plateau holds every live point: the final live points carry the rest
+                    running.remove(info.dead_logl, info.nlive_before)
+                    record.add(info, running.logz + record.log_volume_offset, running.remaining(state.logl))
                     record.running_logz, record.running_log_x = running.logz, running.log_x
                     bar.update(record.niter, info.logl_star, running.logz, record.last_remain(), record.nlike)
                     stop = callback is not None and callback(record.niter, state, info)
@@ -229,35 +243,20 @@ class NestedSampler:
 
     def _load(self, path, settings):
         arrays, meta = read_checkpoint(path)
+        from .checkpoint import validate_run_checkpoint  # every array and field, before anything uses them
+        validate_run_checkpoint(path, arrays, meta)
         saved = meta["settings"]
         for key in ("nlive", "delete_fraction", "k", "hmc", "seed", "params", "prior", "dtype"):
             if saved.get(key) != settings.get(key):
                 raise CheckpointError(f"{path}: checkpoint was written with {key} = {saved.get(key)!r}, this run has "
                                       f"{settings.get(key)!r}; remove the file or use the same settings")
         state = NSState(*(arrays[f"state_{f}"] for f in NSState._fields))
-        state = state._replace(step_size=float(state.step_size))
+        state = state._replace(step_size=float(state.step_size), n_steps=int(state.n_steps), rho=float(state.rho),
+                               jumps=int(state.jumps),
+                               iteration=int(state.iteration), next_thread=int(state.next_thread))
         return state, restore_generator(meta["generator"]), RunRecord.from_saved(arrays, meta["record"])
 
     # --- results ---------------------------------------------------------------------------------------------
 
     def _results(self, state, record, settings) -> Results:
-        du, dtheta, dlogl, dbirth = record.dead_arrays()
-        u = np.concatenate([du, state.u])
-        theta = np.concatenate([dtheta, state.theta])
-        logl = np.concatenate([dlogl, state.logl])
-        birth = np.concatenate([dbirth, state.logl_birth])
-        order = evidence.sort_dead(logl, birth)
-        # Post-processing draws come from their own stream, so stopping and resuming cannot shift them.
-        post = np.random.default_rng([self.seed, 0x5EED])
-        ev = evidence.compute(logl, birth, generator=post)
-        weights = evidence.posterior_weights(ev)
-        dead = DeadPoints(u[order], theta[order], logl[order], birth[order])
-        samples = dead.theta[evidence.equal_weight_indices(weights, post)]
-        settings = dict(settings, log_volume_offset=record.log_volume_offset, initial_draws=record.initial_draws)
-        return Results(
-            name=self.name, params=list(self.params), latex=dict(self.prior.latex),
-            logz=float(ev.logz + record.log_volume_offset), logz_err=ev.logz_err, information=ev.information,
-            niter=record.niter, nlike=record.nlike, ngrad=record.ngrad, wall_time=record.wall_time, dead=dead,
-            weights=weights, samples=samples, diagnostics=record.diagnostics(), settings=settings,
-            truths=getattr(self.likelihood, "truths", None),
-            reference_logz=getattr(self.likelihood, "reference_logz", None))
+        return make_results(self, state, record, settings)

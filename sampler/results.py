@@ -43,6 +43,11 @@ class Results:
     settings: dict = field(default_factory=dict)
     truths: dict | None = None
     reference_logz: float | None = None
+    logz_err_shrinkage: float | None = None
+    logz_err_bootstrap: float | None = None
+    ess: float | None = None
+    nnan: int = 0
+    clusters: list = field(default_factory=list)
 
     def summary(self) -> str:
         lines = [

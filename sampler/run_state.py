@@ -4,15 +4,17 @@ and per-iteration diagnostics — with an exact round trip through checkpoint ar
 import numpy as np
 
 # Per-iteration scalar diagnostics, in the order they are stored.
-SCALAR_KEYS = ("logl_star", "step_size", "outside_fraction", "reflections", "acceptance", "nlike", "ngrad",
-               "nlive", "logz", "logz_remain")
-_INT_KEYS = {"nlike", "ngrad", "nlive"}
+SCALAR_KEYS = ("logl_star", "step_size", "n_steps", "outside_fraction", "reflections", "acceptance",
+               "rho_coord", "rho_logl", "jumps_tried", "jumps_accepted", "nclusters", "nlike", "ngrad", "nnan", "nlive", "logz",
+               "logz_remain")
+_INT_KEYS = {"n_steps", "jumps_tried", "jumps_accepted", "nclusters", "nlike", "ngrad", "nnan", "nlive"}
+DEAD_FIELDS = ("u", "theta", "logl", "birth", "thread", "label")
 
 
 class RunRecord:
     def __init__(self, ndim, k):
         self.ndim, self.k = ndim, k
-        self.dead = []           # list of (u, theta, logl, birth) chunks, in death order
+        self.dead = []           # list of (u, theta, logl, birth, thread, label) chunks, in death order
         self.diag = {key: [] for key in SCALAR_KEYS}
         self.reflections_per_chain = []
         self.niter = self.nlike = self.ngrad = 0
@@ -20,21 +22,26 @@ class RunRecord:
         self.running_logz, self.running_log_x = -np.inf, 0.0
         self.log_volume_offset = 0.0
         self.initial_draws = 0
+        self.initial_nan = 0
 
     @classmethod
-    def start(cls, ndim, k, initial_draws, log_volume_offset):
+    def start(cls, ndim, k, initial_draws, log_volume_offset, initial_nan=0):
         rec = cls(ndim, k)
         rec.nlike = rec.initial_draws = int(initial_draws)
+        rec.initial_nan = int(initial_nan)
         rec.log_volume_offset = float(log_volume_offset)
         return rec
 
-    def add(self, info, nlive, logz, logz_remain):
-        self.dead.append((info.dead_u, info.dead_theta, info.dead_logl, info.dead_birth))
+    def add(self, info, logz, logz_remain):
+        self.dead.append((info.dead_u, info.dead_theta, info.dead_logl, info.dead_birth, info.dead_thread,
+                          info.dead_label))
         self.niter += 1
         self.nlike += info.nlike
         self.ngrad += info.ngrad
-        values = (info.logl_star, info.step_size, info.outside_fraction, float(np.mean(info.reflections)),
-                  info.acceptance, info.nlike, info.ngrad, nlive, logz, logz_remain)
+        values = (info.logl_star, info.step_size, info.n_steps, info.outside_fraction,
+                  float(np.mean(info.reflections)), info.acceptance, info.rho_coord, info.rho_logl, info.jumps_tried,
+                  info.jumps_accepted, info.nclusters, info.nlike, info.ngrad, info.nnan, info.nlive_before, logz,
+                  logz_remain)
         for key, value in zip(SCALAR_KEYS, values):
             self.diag[key].append(value)
         self.reflections_per_chain.append(info.reflections)
@@ -42,11 +49,20 @@ class RunRecord:
     def last_remain(self):
         return self.diag["logz_remain"][-1] if self.diag["logz_remain"] else float("inf")
 
+    @property
+    def nnan(self) -> int:
+        """Non-finite likelihood values seen: initial draws plus chains."""
+        return int(self.initial_nan + sum(self.diag["nnan"]))
+
     def dead_arrays(self):
+        """(u, theta, logl, birth, thread, label) of the dead points in death order."""
         if not self.dead:
             d = self.ndim
-            return np.empty((0, d)), np.empty((0, d)), np.empty(0), np.empty(0)
-        return tuple(np.concatenate([c[i] for c in self.dead]) for i in range(4))
+            return (np.empty((0, d)), np.empty((0, d)), np.empty(0), np.empty(0), np.empty(0, np.int64),
+                    np.empty(0, np.int64))
+        if len(self.dead) > 1:  # keep one chunk, so memory is not a list of thousands of small arrays
+            self.dead = [tuple(np.concatenate([c[i] for c in self.dead]) for i in range(len(DEAD_FIELDS)))]
+        return self.dead[0]
 
     def diagnostics(self) -> dict:
         out = {key: np.asarray(self.diag[key], dtype=np.int64 if key in _INT_KEYS else np.float64)
@@ -58,8 +74,7 @@ class RunRecord:
     # --- checkpoint round trip -------------------------------------------------------------------------------
 
     def arrays(self) -> dict:
-        u, theta, logl, birth = self.dead_arrays()
-        out = {"dead_u": u, "dead_theta": theta, "dead_logl": logl, "dead_birth": birth}
+        out = {f"dead_{f}": a for f, a in zip(DEAD_FIELDS, self.dead_arrays())}
         out.update({f"diag_{k}": v for k, v in self.diagnostics().items()})
         return out
 
@@ -67,7 +82,7 @@ class RunRecord:
         return {"ndim": self.ndim, "k": self.k, "niter": self.niter, "nlike": self.nlike, "ngrad": self.ngrad,
                 "wall_time": self.wall_time, "running_logz": repr(self.running_logz),
                 "running_log_x": repr(self.running_log_x), "log_volume_offset": repr(self.log_volume_offset),
-                "initial_draws": self.initial_draws}
+                "initial_draws": self.initial_draws, "initial_nan": self.initial_nan}
 
     @classmethod
     def from_saved(cls, arrays, scalars):
@@ -79,8 +94,9 @@ class RunRecord:
         rec.running_log_x = float(scalars["running_log_x"])
         rec.log_volume_offset = float(scalars["log_volume_offset"])
         rec.initial_draws = int(scalars["initial_draws"])
+        rec.initial_nan = int(scalars.get("initial_nan", 0))
         if arrays["dead_logl"].size:
-            rec.dead.append(tuple(arrays[f"dead_{f}"] for f in ("u", "theta", "logl", "birth")))
+            rec.dead.append(tuple(arrays[f"dead_{f}"] for f in DEAD_FIELDS))
         for key in SCALAR_KEYS:
             rec.diag[key] = list(arrays[f"diag_{key}"])
         rec.reflections_per_chain = list(arrays["diag_reflections_per_chain"])

@@ -16,7 +16,9 @@ from numba import cuda  # noqa: E402
 
 import problems  # noqa: E402
 from sampler import NestedSampler  # noqa: E402
-from sampler.hmc import ChainWorkspace, make_chain_kernel  # noqa: E402
+from sampler import geometry  # noqa: E402
+from sampler.hmc import make_chain_kernel  # noqa: E402
+from sampler.hmc_runtime import ChainWorkspace  # noqa: E402
 from sampler.hmc_gpu import GpuChainKernel  # noqa: E402
 from sampler.rng import seed_chain_states  # noqa: E402
 
@@ -39,19 +41,24 @@ def compare_kernels():
     u0 = 0.5 + 0.05 * gen.standard_normal((nchains, d))
     logl0 = prob.logl(u0)
     logl_star = float(np.min(logl0)) - 1e-9
-    steps = np.full(nchains, 0.03)
+    steps = np.full(nchains, 1.5)  # whitened units: large enough to reflect often
     states = seed_chain_states(gen, nchains)
+    # Two clusters, dense metric and jumps: every branch of the trajectory body runs on both targets.
+    labels = (np.arange(40) % 2).astype(np.int64)
+    geo = geometry.build(0.5 + 0.05 * gen.standard_normal((40, d)), labels, True)
+    ctrl = np.array([12, 4, 2, 1], np.int64)
     results = []
     for name, advance in (("cpu", make_chain_kernel(k.value, k.value_and_grad)),
                           ("gpu", GpuChainKernel(prob.cuda_kernels(), prob.prior.codes, prob.prior.args, nchains, d))):
         ws = ChainWorkspace(nchains, d, np.float64, 0)
         st = states.copy()
-        advance(u0, logl0, logl_star, steps, 12, 4, st, k.data, prob.prior.codes, prob.prior.args, *ws.arrays())
+        advance(u0, logl0, logl_star, steps, ctrl, st, k.data, prob.prior.codes, prob.prior.args, *geo[:5],
+                *ws.arrays())
         results.append((ws.out_u.copy(), ws.out_logl.copy(), ws.stats.copy(), st))
     (cu, cl, cs, cst), (gu, gl, gs, gst) = results
     return {"max_du": float(np.max(np.abs(cu - gu))), "max_dlogl": float(np.max(np.abs(cl - gl))),
             "stats_equal": bool(np.array_equal(cs, gs)), "rng_equal": bool(np.array_equal(cst, gst)),
-            "reflections": int(cs[:, 2].sum()), "all_inside": bool(np.all(gl > logl_star))}
+            "reflections": int(cs[:, 2].sum()), "jumps_accepted": int(cs[:, 8].sum()), "all_inside": bool(np.all(gl > logl_star))}
 
 
 def _gauss_parts(d):

@@ -24,6 +24,7 @@ def sim_report():
 def test_gpu_kernel_reproduces_the_cpu_kernel_exactly(sim_report):
     k = sim_report["kernels"]
     assert k["reflections"] > 0  # the comparison exercised the reflection branch
+    assert k["jumps_accepted"] > 0  # and the independence jumps
     assert k["max_du"] == 0.0 and k["max_dlogl"] == 0.0
     assert k["stats_equal"] and k["rng_equal"] and k["all_inside"]
 

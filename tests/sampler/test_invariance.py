@@ -72,9 +72,9 @@ def test_a_move_biased_towards_higher_likelihood_fails():
     proposal = sampler._build()
     noise = np.random.default_rng(5)
 
-    def biased_advance(u_start, logl_start, logl_star, step_sizes, n_steps, refresh_every, rng_states, data,
-                       codes, args, *work):
-        out_u, out_theta, out_logl, stats_out = work[-4:]
+    def biased_advance(u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args, *arrays):
+        out_u, out_theta, out_logl, out_cluster, stats_out = arrays[-5:]
+        out_cluster[:] = 0
         trial = 0.5 + 0.9 * (u_start - 0.5) + 0.005 * noise.standard_normal(u_start.shape)
         trial_logl = prob.logl(trial)
         inside = trial_logl > logl_star

@@ -1,0 +1,80 @@
+"""Modes among the live points: connected components of a k-nearest-neighbour graph in whitened coordinates.
+
+Points uniform inside one connected contour form one component of the symmetrised kNN graph (each point joined
+to its ``k`` nearest neighbours) with overwhelming probability, while points in separated modes share no edge
+once every mode holds more than ``k`` points. As in PolyChord, each component is whitened by its own covariance
+and clustered again (recursively), so a mode that only separates after whitening is found too. Components
+smaller than ``min_size`` are not trusted as modes (their covariance is not estimable) and are joined to the
+component of their nearest point outside them.
+
+Clustering only changes which metric and which bounding ellipsoid a chain uses; every chain stays exactly
+invariant whatever the labels (``sampler.hmc``), so a wrong split costs efficiency, never correctness.
+"""
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+MAX_DEPTH = 3
+
+
+def _whiten(points):
+    centred = points - points.mean(axis=0)
+    cov = np.atleast_2d(np.cov(centred, rowvar=False))
+    scale = np.sqrt(np.clip(np.diag(cov), 1e-300, None))
+    corr = cov / np.outer(scale, scale) + 1e-9 * np.eye(cov.shape[0])
+    try:
+        chol = np.linalg.cholesky(corr)
+    except np.linalg.LinAlgError:
+        return centred / scale
+    return np.linalg.solve(chol, (centred / scale).T).T
+
+
+def _knn_components(white, k):
+    n = white.shape[0]
+    sq = np.einsum("ij,ij->i", white, white)
+    dist2 = sq[:, None] + sq[None, :] - 2.0 * white @ white.T
+    np.fill_diagonal(dist2, np.inf)
+    nbrs = np.argpartition(dist2, k - 1, axis=1)[:, :k]
+    rows = np.repeat(np.arange(n), k)
+    graph = coo_matrix((np.ones(n * k), (rows, nbrs.ravel())), shape=(n, n))
+    ncomp, labels = connected_components(graph, directed=False)
+    return ncomp, labels, dist2
+
+
+def _absorb_small(labels, dist2, min_size):
+    """Join components smaller than ``min_size`` to the component of their nearest outside point."""
+    while True:
+        ids, counts = np.unique(labels, return_counts=True)
+        small = ids[counts < min_size]
+        if small.size == 0 or ids.size == 1:
+            return labels
+        target = small[np.argmin(counts[counts < min_size])]
+        members = np.flatnonzero(labels == target)
+        outside = np.flatnonzero(labels != target)
+        sub = dist2[np.ix_(members, outside)]
+        nearest = outside[np.unravel_index(np.argmin(sub), sub.shape)[1]]
+        labels = np.where(labels == target, labels[nearest], labels)
+
+
+def find_clusters(points, k=10, min_size=None, depth=0):
+    """Cluster labels ``0..C-1`` for ``points`` (n, d), components of the kNN graph, refined recursively."""
+    n, d = points.shape
+    min_size = max(2 * k, d + 2) if min_size is None else min_size
+    if n < 2 * min_size:
+        return np.zeros(n, dtype=np.int64)
+    ncomp, labels, dist2 = _knn_components(_whiten(points), min(k, n - 1))
+    if ncomp > 1:
+        labels = _absorb_small(labels, dist2, min_size)
+    ids = np.unique(labels)
+    if ids.size == 1:
+        return np.zeros(n, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    next_id = 0
+    for cid in ids:
+        members = np.flatnonzero(labels == cid)
+        sub = (find_clusters(points[members], k, min_size, depth + 1) if depth + 1 < MAX_DEPTH
+               else np.zeros(members.size, dtype=np.int64))
+        out[members] = sub + next_id
+        next_id += int(sub.max()) + 1
+    return out

@@ -1,0 +1,102 @@
+"""Per-cluster metric and bounding ellipsoids from the live points, as the fused chain kernel reads them.
+
+For each cluster ``c`` of live points (``sampler.clustering``): the mean ``mu_c``, the covariance ``S_c`` (dense,
+or its diagonal) with lower Cholesky factor ``L_c``, and the squared Mahalanobis radius ``R2_c`` of the
+ellipsoid ``E_c = {x : (x - mu_c)^T S_c^-1 (x - mu_c) <= R2_c}`` that holds all of the cluster's live points
+(enlarged by ``ENLARGE``). Three uses, all in ``sampler.hmc``:
+
+* metric: a chain in cluster ``c`` moves with velocity ``v = L_c z`` (``z`` isotropic, length the step size in
+  whitened units) and reflects with ``v' = v - 2 (v.g) S_c g / (g^T S_c g)``: a mirror image in the whitened
+  coordinates ``L_c^-1 u``, so the billiard sees a round contour where the live points see an elongated one.
+* regions: ``region(x) = argmin_c (x - mu_c)^T S_c^-1 (x - mu_c) / R2_c`` partitions the cube; a chain's
+  billiard stays in its region (leaving it reverses the velocity), which keeps each step invariant although the
+  metric depends on the cluster.
+* jumps: an independence Metropolis-Hastings move proposes uniformly from the union of ellipsoids (pick ``c``
+  with probability ``V_c / sum V``, then uniform in ``E_c``), so ``q(x)`` is proportional to the number of
+  ellipsoids containing ``x`` and the acceptance is ``min(1, count(x) / count(x'))``. It moves chains between
+  modes with the right odds, which is what keeps mode weights from drifting.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .clustering import find_clusters
+
+ENLARGE = 1.1  # radius factor of the bounding ellipsoids beyond the outermost live point
+
+
+class Geometry(NamedTuple):
+    """Arrays read by the chain kernel (C clusters, d dimensions).
+
+    mean: (C, d); chol: (C, d, d) lower Cholesky factors of the covariances; cov: (C, d, d) the covariances;
+    radius2: (C,) squared Mahalanobis radii of the bounding ellipsoids; cdf: (C,) cumulative proposal
+    probabilities (volume shares); dense: 1 for dense metrics, 0 when only the diagonals are used.
+    """
+
+    mean: np.ndarray
+    chol: np.ndarray
+    cov: np.ndarray
+    radius2: np.ndarray
+    cdf: np.ndarray
+    dense: int
+
+    @property
+    def nclusters(self) -> int:
+        return int(self.mean.shape[0])
+
+
+def _cluster_shape(points, dense, fallback_cov):
+    n, d = points.shape
+    mean = points.mean(axis=0)
+    if n > d + 1:
+        cov = np.atleast_2d(np.cov(points, rowvar=False))
+    else:
+        cov = fallback_cov.copy()
+    if not dense or n < 2 * (d + 1):
+        cov = np.diag(np.diag(cov))
+    # A floor relative to each direction's own variance keeps the factor well defined for degenerate sets.
+    cov = cov + np.diag(1e-10 * np.diag(cov) + 1e-300)
+    try:
+        chol = np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        cov = np.diag(np.diag(cov))
+        chol = np.sqrt(cov)
+    white = np.linalg.solve(chol, (points - mean).T)
+    radius2 = float(np.max(np.einsum("ij,ij->j", white, white))) * ENLARGE ** 2 if n else 1.0
+    log_volume = float(np.sum(np.log(np.diag(chol))) + 0.5 * d * np.log(max(radius2, 1e-300)))
+    return mean, chol, cov, radius2, log_volume
+
+
+def build(points, labels, dense=True) -> Geometry:
+    """Geometry of the live points ``points`` (n, d) grouped by ``labels`` (0..C-1, every label present)."""
+    points = np.asarray(points, dtype=np.float64)
+    d = points.shape[1]
+    global_cov = np.atleast_2d(np.cov(points, rowvar=False)) if points.shape[0] > 1 else np.eye(d) / 12.0
+    shapes = [_cluster_shape(points[labels == c], dense, global_cov) for c in range(int(labels.max()) + 1)]
+    log_volume = np.array([s[4] for s in shapes])
+    share = np.exp(log_volume - log_volume.max())
+    cdf = np.cumsum(share / share.sum())
+    cdf[-1] = 1.0
+    return Geometry(np.array([s[0] for s in shapes]), np.array([s[1] for s in shapes]),
+                    np.array([s[2] for s in shapes]), np.array([s[3] for s in shapes]), cdf, int(bool(dense)))
+
+
+def scaled_distance2(geometry: Geometry, x) -> np.ndarray:
+    """(m, C) squared Mahalanobis distances of points ``x`` (m, d) to each cluster, divided by ``radius2``."""
+    x = np.atleast_2d(x)
+    out = np.empty((x.shape[0], geometry.nclusters))
+    for c in range(geometry.nclusters):
+        white = np.linalg.solve(geometry.chol[c], (x - geometry.mean[c]).T)
+        out[:, c] = np.einsum("ij,ij->j", white, white) / geometry.radius2[c]
+    return out
+
+
+def regions(geometry: Geometry, x) -> np.ndarray:
+    """The region (cluster index) of each point, as the kernel computes it."""
+    return np.argmin(scaled_distance2(geometry, x), axis=1).astype(np.int64)
+
+
+def relabel(points, k=10, min_size=None):
+    """Fresh cluster labels for the live points (kNN components, see ``sampler.clustering``)."""
+    return find_clusters(np.asarray(points, dtype=np.float64), k=k, min_size=min_size)

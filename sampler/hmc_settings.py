@@ -1,0 +1,159 @@
+"""Tuning of the constrained-HMC proposal and its adaptation between iterations (pure functions of measurements).
+
+Two quantities adapt, each from what the previous iteration's chains did:
+
+* the step size (in whitened units) follows the fraction of steps that left the contour towards
+  ``target_outside``;
+* the trajectory length follows how much the new points still remember their start points: ``rho`` is the
+  correlation between the chains' start and end points (``sampler.decorrelation``), smoothed over iterations.
+  Above ``target_correlation`` the trajectories lengthen by ``length_gain``; well below it they shorten slowly,
+  never below the starting length ``min_steps + steps_per_dim * d``. The floor is measured, not a guess: on the
+  10-D Gaussian (12 seeds) trajectories allowed down to 20 steps gave a logZ seed scatter of 0.20 against a
+  reported error of 0.14 although the measured start-end correlations were near zero, while 40 steps
+  (20 + 2 d) gave 0.14 against 0.14. A fixed ``n_steps`` turns the adaptation off.
+"""
+
+import math
+from typing import NamedTuple
+
+METRICS = ("auto", "dense", "diagonal")
+
+
+class HMCSettings(NamedTuple):
+    """Settings of the constrained-HMC chains (YAML ``sampler.hmc``).
+
+    n_steps: fixed steps per trajectory, or ``None`` (default) to adapt the length from decorrelation, starting
+        at ``min_steps + steps_per_dim * d`` (also the floor) and kept below ``min_steps + max_steps_per_dim * d``.
+    min_steps, steps_per_dim, max_steps_per_dim: see n_steps.
+    target_correlation: largest wanted correlation between a chain's start and end point.
+    length_gain: factor by which trajectories lengthen when they fall short of ``target_jump``.
+    refresh_every: a fresh direction every this many steps (a billiard in a round contour conserves its impact
+        parameter, so one direction per trajectory would barely change the radius).
+    target_outside: fraction of steps that leave the contour, which the step size is tuned to.
+    initial_step: step length before adaptation, in whitened units (standard deviations of the live points).
+    step_jitter: sigma of the per-chain log-normal jitter of the step length (breaks resonances).
+    adapt_rate: gain of ``log step += adapt_rate * (target_outside - outside_fraction)``.
+    metric: ``dense`` (live-point covariance per cluster), ``diagonal`` (its variances) or ``auto`` (dense up to
+        ``dense_max_dim`` dimensions: a dense metric costs O(d^2) per reflection and direction).
+    clustering: find modes among the live points (kNN components) and give each its own metric and ellipsoid.
+    recluster_every: iterations between clusterings (labels of new points follow their regions in between).
+    jumps: independence jump proposals (uniform in the union of the clusters' ellipsoids) at each direction
+        refresh, or ``None`` (default) to adapt them: where jumps are often accepted (low dimensions, separated
+        modes) each chain makes enough of them to expect ``jumps_wanted`` accepted ones, up to ``max_jumps`` per
+        refresh; where they are rarely accepted (< ``min_jump_acceptance``) one per refresh. 0 turns jumps off.
+        Jumps are what moves chains between modes.
+    """
+
+    n_steps: int | None = None
+    min_steps: int = 20
+    steps_per_dim: float = 2.0
+    max_steps_per_dim: float = 40.0
+    target_correlation: float = 0.25
+    length_gain: float = 1.25
+    refresh_every: int = 5
+    target_outside: float = 0.2
+    initial_step: float = 0.5
+    step_jitter: float = 0.3
+    adapt_rate: float = 2.0
+    metric: str = "auto"
+    dense_max_dim: int = 50
+    clustering: bool = True
+    recluster_every: int = 5
+    jumps: int | None = None
+    jumps_wanted: float = 3.0
+    max_jumps: int = 10
+    min_jump_acceptance: float = 0.02
+
+    def initial_steps(self, ndim: int) -> int:
+        if self.n_steps is not None:
+            return int(self.n_steps)
+        return int(round(self.min_steps + self.steps_per_dim * ndim))
+
+    def max_steps(self, ndim: int) -> int:
+        return int(round(self.min_steps + self.max_steps_per_dim * ndim))
+
+    def dense_for(self, ndim: int) -> bool:
+        return self.metric == "dense" or (self.metric == "auto" and ndim <= self.dense_max_dim)
+
+    def adapt_step(self, step_size: float, outside_fraction: float) -> float:
+        """Next iteration's step size from this iteration's measured outside fraction."""
+        new = step_size * math.exp(self.adapt_rate * (self.target_outside - outside_fraction))
+        return float(min(max(new, 1e-12), 1e3))
+
+    def adapt_length(self, n_steps: int, rho: float, ndim: int) -> int:
+        """Next iteration's trajectory length from the smoothed start-end correlation (module docstring)."""
+        if self.n_steps is not None or not math.isfinite(rho):
+            return int(n_steps)
+        if rho > self.target_correlation:
+            new = math.ceil(n_steps * self.length_gain)
+        elif rho < 0.5 * self.target_correlation:
+            new = math.floor(n_steps * 0.95)
+        else:
+            new = n_steps
+        return int(min(max(new, self.initial_steps(ndim)), self.max_steps(ndim)))
+
+    def adapt_jumps(self, jumps: int, tried: int, accepted: int, n_steps: int) -> int:
+        """Next iteration's jump proposals per refresh from this iteration's jump acceptance."""
+        if self.jumps is not None:
+            return int(self.jumps)
+        if tried == 0:
+            return max(int(jumps), 1)
+        rate = accepted / tried
+        if rate < self.min_jump_acceptance:
+            return 1
+        refreshes = max(1, -(-int(n_steps) // self.refresh_every))
+        return int(min(max(math.ceil(self.jumps_wanted / (rate * refreshes)), 1), self.max_jumps))
+
+    @classmethod
+    def from_any(cls, value) -> "HMCSettings":
+        """Accept ``None``, an ``HMCSettings`` or a dict of fields; unknown keys and bad values are errors naming
+        the key."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if not isinstance(value, dict):
+            raise TypeError(f"hmc: expected a dict of settings, got {value!r}")
+        unknown = sorted(set(value) - set(cls._fields))
+        if unknown:
+            raise ValueError(f"hmc: unknown setting(s) {', '.join(unknown)}; known: {', '.join(cls._fields)}")
+        out = cls(**value)
+        out._check()
+        return out
+
+    def _check(self):
+        def bad(key, what):
+            raise ValueError(f"hmc.{key} must be {what}, got {getattr(self, key)!r}")
+
+        def number(key, low, high, integer=False):
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                bad(key, f"a finite number in [{low}, {high}]")
+            if integer and int(v) != v:
+                bad(key, "an integer")
+            if not low <= v <= high:
+                bad(key, f"in [{low}, {high}]")
+
+        if self.n_steps is not None:
+            number("n_steps", 1, 10**6, integer=True)
+        number("min_steps", 1, 10**5, integer=True)
+        number("steps_per_dim", 0, 1000)
+        number("max_steps_per_dim", 0, 10**4)
+        number("target_correlation", 0.0, 0.99)
+        number("length_gain", 1.0, 4.0)
+        number("refresh_every", 1, 10**5, integer=True)
+        number("target_outside", 1e-3, 0.999)
+        number("initial_step", 1e-9, 100.0)
+        number("step_jitter", 0.0, 3.0)
+        number("adapt_rate", 0.0, 100.0)
+        number("dense_max_dim", 0, 10**4, integer=True)
+        number("recluster_every", 1, 10**6, integer=True)
+        if self.jumps is not None:
+            number("jumps", 0, 1000, integer=True)
+        number("jumps_wanted", 0.0, 1000.0)
+        number("max_jumps", 1, 1000, integer=True)
+        number("min_jump_acceptance", 0.0, 1.0)
+        if self.metric not in METRICS:
+            bad("metric", f"one of {', '.join(METRICS)}")
+        if not isinstance(self.clustering, bool):
+            bad("clustering", "true or false")

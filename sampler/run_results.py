@@ -1,0 +1,71 @@
+"""From a finished (or stopped) run's state and record to :class:`~sampler.results.Results`: evidence with both
+error estimates, posterior weights, an honest effective sample size, equal-weight samples and per-cluster
+posterior mass."""
+
+import math
+
+import numpy as np
+
+from . import evidence
+from . import geometry as geo
+from .results import DeadPoints, Results
+
+NAN_WARNING_FRACTION = 1e-3  # warn when more than this share of likelihood values were NaN/inf
+
+
+def _point_correlation(birth, record):
+    """Per point: the start-end correlation of the iteration that made it (0 for initial prior draws)."""
+    stars = np.asarray(record.diag["logl_star"], dtype=np.float64)
+    rho_it = np.maximum(np.asarray(record.diag["rho_coord"], dtype=np.float64),
+                        np.asarray(record.diag["rho_logl"], dtype=np.float64))
+    rho = np.zeros(birth.size)
+    made = np.isfinite(birth)
+    if stars.size and made.any():
+        it = np.clip(np.searchsorted(stars, birth[made], side="left"), 0, stars.size - 1)
+        rho[made] = np.clip(rho_it[it], 0.0, 1.0)
+    return rho
+
+
+def _clusters(state, dead_u, weights, logz, hmc, dense):
+    """Modes of the final live points and the posterior mass of every point's region."""
+    labels = geo.relabel(state.u) if hmc.clustering else np.zeros(state.u.shape[0], np.int64)
+    geometry = geo.build(state.u, labels, dense)
+    region = geo.regions(geometry, dead_u)
+    out = []
+    for c in range(geometry.nclusters):
+        mass = float(weights[region == c].sum())
+        out.append({"mass": mass, "logz": float(logz + math.log(mass)) if mass > 0 else -math.inf,
+                    "nlive": int(np.count_nonzero(labels == c)), "mean_u": geometry.mean[c].tolist()})
+    return out, region
+
+
+def make_results(sampler, state, record, settings) -> Results:
+    du, dtheta, dlogl, dbirth, dthread, _ = record.dead_arrays()
+    u = np.concatenate([du, state.u])
+    theta = np.concatenate([dtheta, state.theta])
+    logl = np.concatenate([dlogl, state.logl])
+    birth = np.concatenate([dbirth, state.logl_birth])
+    thread = np.concatenate([dthread, state.thread])
+    order = evidence.sort_dead(logl, birth)
+    # Post-processing draws come from their own stream, so stopping and resuming cannot shift them.
+    post = np.random.default_rng([sampler.seed, 0x5EED])
+    ev = evidence.compute(logl, birth, generator=post)
+    boot = evidence.bootstrap_logz(logl, birth, thread, post)
+    err_boot = float(np.std(boot))
+    weights = evidence.posterior_weights(ev)
+    dead = DeadPoints(u[order], theta[order], logl[order], birth[order])
+    ess = evidence.posterior_ess(weights, _point_correlation(dead.logl_birth, record))
+    samples = dead.theta[evidence.equal_weight_indices(weights, post, size=max(1, int(ess)))]
+    logz = float(ev.logz + record.log_volume_offset)
+    clusters, region = _clusters(state, dead.u, weights, logz, sampler.hmc, sampler.dense)
+    nlike = record.nlike
+    settings = dict(settings, log_volume_offset=record.log_volume_offset, initial_draws=record.initial_draws)
+    return Results(
+        name=sampler.name, params=list(sampler.params), latex=dict(sampler.prior.latex),
+        logz=logz, logz_err=max(ev.logz_err, err_boot), information=ev.information,
+        niter=record.niter, nlike=nlike, ngrad=record.ngrad, wall_time=record.wall_time, dead=dead,
+        weights=weights, samples=samples, diagnostics=dict(record.diagnostics(), dead_cluster=region),
+        settings=settings, truths=getattr(sampler.likelihood, "truths", None),
+        reference_logz=getattr(sampler.likelihood, "reference_logz", None),
+        logz_err_shrinkage=ev.logz_err, logz_err_bootstrap=err_boot, ess=ess, nnan=record.nnan,
+        clusters=clusters)
