@@ -1,16 +1,28 @@
-"""Checkpoint files: one ``.npz`` of plain arrays plus a JSON document (stored inside as a uint8 array).
+"""Checkpoint files: one compressed ``.npz`` of plain arrays plus a JSON document (stored inside as uint8 bytes).
 
-Written atomically (temporary file in the same folder, then ``os.replace``), so a crash while writing leaves the
-previous checkpoint intact. No pickle: ``np.load(..., allow_pickle=False)`` reads it back.
+Written atomically (a temporary file ``.<name>.<pid>.<random>.tmp`` in the same folder, then ``os.replace``), so
+a crash while writing leaves the previous checkpoint intact; temporary files left by a writer that was killed
+are removed by the next write or read. A write that fails (disk full, file-size limit, permissions) removes its
+temporary file and raises :class:`CheckpointWriteError` naming the file. No pickle:
+``np.load(..., allow_pickle=False)`` reads it back.
+
+Reading trusts nothing: :func:`read_checkpoint` turns damaged archives and metadata into one
+:class:`CheckpointError` naming the file and the member, and :func:`validate_run_checkpoint` checks every array
+of a :class:`~sampler.nested_sampler.NestedSampler` checkpoint against :data:`RUN_ARRAYS` (dtype, shape in named
+sizes, values) and the metadata against :data:`RUN_META` before the sampler uses any of it.
+
 Also: :class:`SignalGuard`, which turns SIGINT/SIGTERM during a run into a request to checkpoint at the next
 iteration boundary (handlers are installed only while running and restored afterwards).
 """
 
+import glob
 import json
+import math
 import os
 import signal
 import tempfile
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -19,44 +31,262 @@ _META_KEY = "__meta_json__"
 
 
 class CheckpointError(ValueError):
-    """A checkpoint cannot be read or does not belong to this run; the message names the file."""
+    """A checkpoint cannot be read or does not belong to this run; the message names the file and the field."""
 
+
+class CheckpointWriteError(CheckpointError):
+    """A checkpoint could not be written (disk full, file-size limit, ...); the previous one is unchanged."""
+
+
+# ------------------------------------------------------------------------------------------ writing / reading
 
 def write_checkpoint(path, arrays: dict, meta: dict) -> None:
-    """Atomically write ``arrays`` (name -> ndarray) and JSON-able ``meta`` to ``path``."""
+    """Atomically write ``arrays`` (name -> ndarray) and JSON-able ``meta`` to ``path`` (zip-deflated)."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
     payload = {k: np.asarray(v) for k, v in arrays.items()}
     doc = dict(meta, format=FORMAT)
     payload[_META_KEY] = np.frombuffer(json.dumps(doc).encode("utf-8"), dtype=np.uint8)
-    fd, tmp = tempfile.mkstemp(prefix=".checkpoint-", suffix=".npz.tmp", dir=folder)
+    tmp = None
     try:
+        os.makedirs(folder, exist_ok=True)
+        remove_stale_temporaries(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.{os.getpid()}.", suffix=".tmp", dir=folder)
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **payload)
+            np.savez_compressed(fh, **payload)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as exc:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-        raise
+        if not isinstance(exc, OSError):
+            raise
+        kept = "the previous checkpoint is unchanged" if os.path.exists(path) else "no checkpoint was written yet"
+        raise CheckpointWriteError(f"{path}: cannot write the checkpoint ({exc.strerror or exc}); {kept}") from None
+
+
+def remove_stale_temporaries(path) -> None:
+    """Remove temporary files of ``path`` left by writers that no longer run (killed mid-write)."""
+    path = os.fspath(path)
+    pattern = os.path.join(os.path.dirname(os.path.abspath(path)), f".{glob.escape(os.path.basename(path))}.*.tmp")
+    for tmp in glob.glob(pattern):
+        pid = os.path.basename(tmp)[len(os.path.basename(path)) + 2:].split(".")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass  # removed by someone else meanwhile, or not ours to remove
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by another user
+    return True
 
 
 def read_checkpoint(path) -> tuple[dict, dict]:
-    """``(arrays, meta)`` from a file written by :func:`write_checkpoint`."""
+    """``(arrays, meta)`` from a file written by :func:`write_checkpoint`; damage is a :class:`CheckpointError`."""
     path = os.fspath(path)
+    remove_stale_temporaries(path)
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except (OSError, ValueError) as exc:
-        raise CheckpointError(f"{path}: not a readable checkpoint ({exc})") from None
-    if _META_KEY not in arrays:
-        raise CheckpointError(f"{path}: not a nestgrad checkpoint (no metadata)")
-    meta = json.loads(arrays.pop(_META_KEY).tobytes().decode("utf-8"))
+        archive = np.load(path, allow_pickle=False)
+    except OSError as exc:
+        raise CheckpointError(f"{path}: cannot read the checkpoint ({exc.strerror or exc})") from None
+    except Exception as exc:  # whatever numpy's or zipfile's readers raise on garbage bytes
+        raise CheckpointError(f"{path}: not a checkpoint archive ({type(exc).__name__}: {exc})") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise CheckpointError(f"{path}: not a checkpoint archive (a single .npy array, not an .npz archive)")
+    arrays = {}
+    with archive:
+        for name in archive.files:
+            try:
+                arrays[name] = archive[name]
+            except Exception as exc:  # truncated or corrupted member: CRC, zlib, short read, object dtype, ...
+                raise CheckpointError(f"{path}: {name}: cannot be read ({type(exc).__name__}: {exc})") from None
+    raw = arrays.pop(_META_KEY, None)
+    if raw is None:
+        raise CheckpointError(f"{path}: metadata: missing (not a nestgrad checkpoint)")
+    if raw.dtype != np.uint8 or raw.ndim != 1:
+        raise CheckpointError(f"{path}: metadata: stored as {raw.dtype} of shape {raw.shape}, expected bytes")
+    try:
+        meta = json.loads(raw.tobytes().decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise CheckpointError(f"{path}: metadata: not valid JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{path}: metadata: expected a JSON object, got {type(meta).__name__}")
     if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: unknown checkpoint format {meta.get('format')!r}, expected {FORMAT}")
+        raise CheckpointError(f"{path}: format: unknown checkpoint format {meta.get('format')!r}, expected {FORMAT}")
     return arrays, meta
+
+
+# ---------------------------------------------------------------------------------------------- validation
+
+class Field(NamedTuple):
+    """One array of a checkpoint.
+
+    kinds: numpy dtype kinds accepted ("f" float, "i" signed, "u" unsigned integer, "b" bool).
+    shape: ints and size names, e.g. ("n", "d"); a name not yet known takes its value from the first array
+        that uses it, and every later use must agree. None: any shape.
+    values: a key of :data:`VALUE_CHECKS`, or None.
+    """
+    kinds: str
+    shape: tuple | None
+    values: str | None = None
+
+
+VALUE_CHECKS = {  # name -> (mask of acceptable values, what they must be)
+    "unit": (lambda a: np.isfinite(a) & (a >= 0) & (a <= 1), "finite and in [0, 1]"),
+    "finite": (np.isfinite, "finite"),
+    "logl": (lambda a: ~np.isnan(a) & (a < np.inf), "a log-likelihood (finite or -inf)"),
+    "positive": (lambda a: np.isfinite(a) & (a > 0), "finite and positive"),
+    "count": (lambda a: a >= 0, "zero or more"),
+}
+_KIND_NAMES = {"f": "float", "i": "integer", "u": "unsigned integer", "b": "bool"}
+
+
+def validate(path, arrays: dict, schema: dict, sizes: dict | None = None) -> dict:
+    """Check ``arrays`` against ``schema`` (name -> :class:`Field`), in the schema's order.
+
+    ``sizes`` gives named sizes known beforehand with where they come from, e.g. ``{"d": (4, "settings.params")}``;
+    returns every size's value, with those the arrays bound. Raises :class:`CheckpointError`
+    ``"<path>: <field>: <what is wrong>"`` at the first problem."""
+    sizes, source = ({name: value for name, (value, _) in (sizes or {}).items()},
+                     {name: origin for name, (_, origin) in (sizes or {}).items()})
+    for name, field in schema.items():
+        def fail(problem):
+            return CheckpointError(f"{path}: {name}: {problem}; the checkpoint is damaged (remove it to start again)")
+
+        if name not in arrays:
+            raise fail("missing from the checkpoint")
+        array = arrays[name]
+        if array.dtype.kind not in field.kinds:
+            raise fail(f"dtype {array.dtype}, expected {' or '.join(_KIND_NAMES[k] for k in field.kinds)}")
+        if field.shape is not None:
+            if array.ndim != len(field.shape):
+                raise fail(f"shape {array.shape}, expected ({', '.join(map(str, field.shape))})")
+            for got, want in zip(array.shape, field.shape):
+                if isinstance(want, str) and want not in sizes:
+                    sizes[want], source[want] = got, name
+                elif got != (sizes[want] if isinstance(want, str) else want):
+                    raise fail(f"shape {array.shape} does not match {want} = {sizes[want]} (from {source[want]})"
+                               if isinstance(want, str) else f"shape {array.shape}, expected {field.shape}")
+        if field.values is not None and array.size:
+            good, meaning = VALUE_CHECKS[field.values]
+            bad = ~good(array)
+            if bad.any():
+                first = tuple(int(i) for i in np.argwhere(bad)[0])
+                raise fail(f"{int(bad.sum())} value(s) not {meaning}, first {array[first].item()!r} at index "
+                           f"{first if len(first) != 1 else first[0]}")
+    return sizes
+
+
+# A NestedSampler checkpoint: live state `state_*` (sampler.nested.NSState) and the run record `dead_*`, `diag_*`
+# (sampler.run_state.RunRecord). Sizes: n live points, d parameters, k chains, ndead dead points, niter iterations.
+# An array the sampler writes but this table does not list must still be present and numeric; `diag_*` arrays not
+# listed hold one number per iteration. A new field is one line here.
+RUN_ARRAYS = {
+    "state_u": Field("f", ("n", "d"), "unit"),
+    "state_theta": Field("f", ("n", "d"), "finite"),
+    "state_logl": Field("f", ("n",), "logl"),
+    "state_logl_birth": Field("f", ("n",), "logl"),
+    "state_thread": Field("iu", ("n",), "count"),
+    "state_labels": Field("iu", ("n",), "count"),
+    "state_step_size": Field("f", (), "positive"),
+    "state_n_steps": Field("iu", (), "positive"),
+    "state_chain_rng": Field("u", ("k", 2)),
+    "state_iteration": Field("iu", (), "count"),
+    "state_next_thread": Field("iu", (), "count"),
+    "dead_logl": Field("f", ("ndead",), "logl"),
+    "dead_u": Field("f", ("ndead", "d"), "unit"),
+    "dead_theta": Field("f", ("ndead", "d"), "finite"),
+    "dead_birth": Field("f", ("ndead",), "logl"),
+    "dead_thread": Field("iu", ("ndead",), "count"),
+    "dead_label": Field("iu", ("ndead",), "count"),
+    "diag_reflections_per_chain": Field("iu", ("niter", "k"), "count"),
+}
+# Metadata: dotted key -> kind of JSON value (see `_META_KINDS`). Record entries apply to the scalars RunRecord
+# writes; those not listed must be numbers or text.
+RUN_META = {
+    "settings": "object", "settings.nlive": "size", "settings.k": "size", "settings.params": "names",
+    "settings.seed": "count", "settings.hmc": "object", "generator": "object", "record": "object",
+    "record.ndim": "size", "record.k": "size", "record.niter": "count", "record.nlike": "count",
+    "record.ngrad": "count", "record.initial_draws": "count", "record.initial_nan": "count",
+    "record.wall_time": "seconds", "record.running_logz": "float_text", "record.running_log_x": "float_text",
+    "record.log_volume_offset": "float_text",
+}
+_META_KINDS = {  # kind -> (test, what it must be)
+    "object": (lambda v: isinstance(v, dict), "a JSON object"),
+    "size": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "count": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
+    "names": (lambda v: isinstance(v, list) and v and all(isinstance(x, str) for x in v), "a list of names"),
+    "seconds": (lambda v: _is_number(v) and math.isfinite(v) and v >= 0, "a finite number >= 0"),
+    "float_text": (lambda v: isinstance(v, str) and _float_text(v), "a float written as text (not NaN)"),
+    "scalar": (lambda v: _is_number(v) or isinstance(v, str), "a number or text"),
+}
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _float_text(text: str) -> bool:
+    try:
+        return not math.isnan(float(text))
+    except ValueError:
+        return False
+
+
+def validate_meta(path, meta: dict, schema: dict) -> None:
+    """Check the JSON metadata against ``schema`` (dotted key -> kind of :data:`_META_KINDS`), in order."""
+    for key, kind in schema.items():
+        value, parts = meta, key.split(".")
+        for part in parts:
+            if not isinstance(value, dict) or part not in value:
+                raise CheckpointError(f"{path}: {key}: missing from the metadata; the checkpoint is damaged "
+                                      f"(remove it to start again)")
+            value = value[part]
+        test, meaning = _META_KINDS[kind]
+        if not test(value):
+            shown = repr(value) if len(repr(value)) < 60 else repr(value)[:57] + "..."
+            raise CheckpointError(f"{path}: {key}: expected {meaning}, got {shown}; the checkpoint is damaged "
+                                  f"(remove it to start again)")
+
+
+def validate_run_checkpoint(path, arrays: dict, meta: dict) -> None:
+    """Check a NestedSampler checkpoint read by :func:`read_checkpoint` before anything uses it; raises
+    :class:`CheckpointError` naming the file and the field (array or metadata key) at the first problem."""
+    from .nested import NSState  # late: the sampler imports this module
+    from .run_state import RunRecord
+
+    validate_meta(path, meta, {key: kind for key, kind in RUN_META.items() if not key.startswith("record.")})
+    settings, record = meta["settings"], meta["record"]
+    d, k = len(settings["params"]), settings["k"]
+    blank = RunRecord(d, k)
+    validate_meta(path, meta, {f"record.{key}": RUN_META.get(f"record.{key}", "scalar") for key in blank.scalars()})
+    for key, want in (("ndim", d), ("k", k)):
+        if record[key] != want:
+            raise CheckpointError(f"{path}: record.{key}: {record[key]} but the settings say {want}; the checkpoint "
+                                  f"is damaged (remove it to start again)")
+    try:
+        restore_generator(meta["generator"])
+    except Exception as exc:  # numpy's state setters raise TypeError, ValueError, KeyError, OverflowError, ...
+        raise CheckpointError(f"{path}: generator: not a random-generator state ({type(exc).__name__}: {exc}); "
+                              f"the checkpoint is damaged (remove it to start again)") from None
+    expected = [f"state_{f}" for f in NSState._fields] + list(blank.arrays())
+    schema = {name: field for name, field in RUN_ARRAYS.items() if name in expected}  # the table's order
+    schema.update({name: Field("iuf", ("niter",)) if name.startswith("diag_") else Field("biuf", None)
+                   for name in expected if name not in schema})
+    validate(path, arrays, schema, sizes={"d": (d, "settings.params"), "k": (k, "settings.k"),
+                                          "niter": (record["niter"], "record.niter")})
 
 
 def generator_state_json(generator: np.random.Generator) -> dict:
@@ -65,9 +295,9 @@ def generator_state_json(generator: np.random.Generator) -> dict:
 
 
 def restore_generator(state: dict) -> np.random.Generator:
-    name = state["bit_generator"]
-    bitgen_cls = getattr(np.random, name, None)
-    if bitgen_cls is None:
+    name = state.get("bit_generator") if isinstance(state, dict) else None
+    bitgen_cls = getattr(np.random, name, None) if isinstance(name, str) else None
+    if not (isinstance(bitgen_cls, type) and issubclass(bitgen_cls, np.random.BitGenerator)):
         raise CheckpointError(f"unknown bit generator {name!r} in checkpoint")
     bitgen = bitgen_cls()
     bitgen.state = state

@@ -1,18 +1,25 @@
 """The `nestgrad` command line: run, check, plot, list.
 
-Exit status: 0 success; 2 a mistake in the config or the command line (one message, no traceback);
-3 the gradient cross-check failed (`run` refuses to sample with a wrong gradient); 130 interrupted by Ctrl-C
-(a checkpoint was written: `--resume` continues); 143 terminated by SIGTERM (likewise).
+Exit status: 0 success; 2 a mistake in the config or the command line, a damaged checkpoint, or an output or
+checkpoint that cannot be written (disk full, file-size limit): one message naming the file and key or field,
+no traceback, nothing computed lost (the last checkpoint stays resumable); 3 the gradient cross-check failed
+(`run` refuses to sample with a wrong gradient); 130 interrupted by Ctrl-C (a checkpoint was written: `--resume`
+continues); 143 terminated by SIGTERM (likewise).
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
+import signal
 import sys
 from pathlib import Path
 
 EXIT_CONFIG, EXIT_GRADIENT, EXIT_INTERRUPTED = 2, 3, 130
 QUICK_CHECK_POINTS = 4
+# OSErrors that mean "this file cannot be written here" (space, quota, size limit, permissions): reported as
+# one message naming the file; any other OSError is a bug worth its traceback.
+WRITE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
 
 
 def main(argv=None) -> int:
@@ -26,6 +33,11 @@ def main(argv=None) -> int:
     from sampler.nested_sampler import SamplerError
     from sampler.run_folder import RunFolderError
 
+    if hasattr(signal, "SIGXFSZ"):
+        try:  # a file-size limit (ulimit -f) then fails the write with EFBIG, reported below, instead of killing us
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        except ValueError:  # not the main thread
+            pass
     try:
         return args.handler(args)
     except (ConfigError, RunFolderError, CheckpointError, SamplerError) as error:
@@ -39,6 +51,11 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # `nestgrad list | head`
         sys.stderr.close()
         return 0
+    except OSError as error:  # `nestgrad plot` on a full disk, ...; `run` reports its own with a resume hint
+        if error.errno not in WRITE_ERRNOS:
+            raise
+        print(f"nestgrad: error: {error.filename or 'output'}: cannot write ({error.strerror})", file=sys.stderr)
+        return EXIT_CONFIG
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -78,8 +95,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def cmd_run(args) -> int:
     from sampler import config as cfg
+    from sampler.checkpoint import CheckpointWriteError
     from sampler.plots import make_plots
-    from sampler.run_folder import write_run_folder
+    from sampler.run_folder import RunFolderError, write_run_folder
 
     config = _with_overrides(cfg.load(args.config), args)
     outdir = config.output.dir
@@ -97,11 +115,18 @@ def cmd_run(args) -> int:
             return EXIT_GRADIENT
     sampler = cfg.make_sampler(config, problem)
     _, run_args = cfg.sampler_arguments(config)
-    outdir.mkdir(parents=True, exist_ok=True)
     resume_hint = _resume_command(args, config)
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise RunFolderError(f"{outdir}: cannot create the output folder ({error.strerror or error})") from None
     try:
         results = sampler.run(checkpoint=str(checkpoint), resume=args.resume,
                               progress=not args.quiet and sys.stderr.isatty(), **run_args)
+    except CheckpointWriteError as error:
+        then = f"resume with: {resume_hint}" if checkpoint.is_file() else "run again"
+        print(f"nestgrad: error: {error}\n  free some space, then {then}", file=sys.stderr)
+        return EXIT_CONFIG
     except KeyboardInterrupt:
         print(f"\nnestgrad: interrupted; checkpoint written to {checkpoint}\n  resume with: {resume_hint}",
               file=sys.stderr)
@@ -111,13 +136,22 @@ def cmd_run(args) -> int:
               file=sys.stderr)
         return int(stop.code) if isinstance(stop.code, int) else 1
     cfg.finish_results(results, config, problem)
-    write_run_folder(results, outdir)
-    if report is not None:
-        from sampler.plots_gradient import write_gradient_check
+    try:
+        write_run_folder(results, outdir)
+        if report is not None:
+            from sampler.plots_gradient import write_gradient_check
 
-        write_gradient_check(report, problem.params, outdir)
-    if config.output.plots:
-        make_plots(results, outdir, kinds=config.output.plots)
+            write_gradient_check(report, problem.params, outdir)
+        if config.output.plots:
+            make_plots(results, outdir, kinds=config.output.plots)
+    except (RunFolderError, OSError) as error:
+        if isinstance(error, OSError) and error.errno not in WRITE_ERRNOS:
+            raise
+        what = error if isinstance(error, RunFolderError) else \
+            f"{error.filename or outdir}: cannot write the outputs ({error.strerror or error})"
+        print(f"nestgrad: error: {what}\n  the finished run is saved in {checkpoint}: free some space, then write "
+              f"the outputs with: {resume_hint}", file=sys.stderr)
+        return EXIT_CONFIG
     if not args.quiet:
         print(results.summary())
         print(f"  output: {outdir}")
@@ -132,8 +166,19 @@ def _with_overrides(config, args):
     if getattr(args, "backend", None):
         config = dataclasses.replace(config, backend=args.backend)
     if getattr(args, "seed", None) is not None and args.command == "run":
+        _check_option("--seed", args.seed)
         config = dataclasses.replace(config, sampler=dataclasses.replace(config.sampler, seed=args.seed))
     return config
+
+
+def _check_option(name, value) -> None:
+    """A numeric command-line option against its range in `config_schema.NUMERIC`."""
+    from sampler.config_schema import NUMERIC, range_problem
+    from sampler.config_yaml import ConfigError
+
+    problem = range_problem(value, NUMERIC[name])
+    if problem:
+        raise ConfigError(f"{name}: {problem}")
 
 
 def _resume_command(args, config) -> str:
@@ -166,6 +211,8 @@ def gradient_check(problem, n: int, seed: int):
 def cmd_check(args) -> int:
     from sampler import config as cfg
 
+    _check_option("-n", args.n)
+    _check_option("--seed", args.seed)
     config = _with_overrides(cfg.load(args.config), args)
     problem = cfg.build(config)
     report = gradient_check(problem, args.n, seed=args.seed)
@@ -185,8 +232,15 @@ def cmd_plot(args) -> int:
               file=sys.stderr)
         return EXIT_CONFIG
     results = read_run_folder(args.outdir)
-    for path in make_plots(results, args.outdir, kinds=kinds):
-        print(path)
+    try:
+        for path in make_plots(results, args.outdir, kinds=kinds):
+            print(path)
+    except OSError as error:
+        if error.errno not in WRITE_ERRNOS:
+            raise
+        print(f"nestgrad: error: {error.filename or Path(args.outdir) / 'plots'}: cannot write the plots "
+              f"({error.strerror or error})", file=sys.stderr)
+        return EXIT_CONFIG
     return 0
 
 

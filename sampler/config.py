@@ -10,6 +10,7 @@ and exits with status 2). The embedded default config (`load(None)`) is the seed
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from importlib import resources
 from pathlib import Path
@@ -19,8 +20,8 @@ import numpy as np
 
 from sampler.config_kernel import (data_shape_problem, import_function, load_data, parse_kernel,
                                    theta_count_problem)
-from sampler.config_schema import Config, validate
-from sampler.config_yaml import ConfigError, parse_yaml, suggest
+from sampler.config_schema import Config, number_problem, validate
+from sampler.config_yaml import MAX_BYTES, ConfigError, parse_yaml, suggest, too_large
 
 __all__ = ["ConfigError", "Config", "Problem", "load", "build", "run_config", "default_config_text"]
 
@@ -52,29 +53,61 @@ def load(path=None) -> Config:
         display = str(path)
         if not config_path.is_file():
             raise ConfigError(f"{path}: config file not found")
-        text = config_path.read_text(encoding="utf-8")
+        text = _read_text(config_path, display)
     data, lines = parse_yaml(text, display)
     config = validate(data, lines, config_path)
     config = dataclasses.replace(config, path=Path(display) if path is None else config_path)
-    _check_hmc(config)
+    config = _check_hmc(config)
     _check_likelihood(config)
     return config
 
 
-def _check_hmc(config: Config) -> None:
+def _read_text(path: Path, display: str) -> str:
+    """The config's text; too large, unreadable or not UTF-8 is one message (the size before reading it)."""
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise ConfigError(too_large(display, path.stat().st_size))
+        raw = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"{display}: cannot read the config: {error.strerror or error}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        raise ConfigError(f"{display}:{line}:{column}: not UTF-8 text (byte 0x{raw[error.start]:02x})") from None
+
+
+def _check_hmc(config: Config) -> Config:
+    """`sampler.hmc`: unknown keys and value types here, at the YAML line; the ranges are `HMCSettings`' own
+    (its `from_any` names the setting, which becomes the key path). Integer settings written 50.0 become 50."""
     from sampler.hmc import HMCSettings
 
-    for key, value in config.sampler.hmc.items():
+    values = dict(config.sampler.hmc)
+    for key, value in values.items():
+        where = ("sampler", "hmc", key)
         if key not in HMCSettings._fields:
-            raise config.error(("sampler", "hmc", key), f"unknown HMC setting '{key}'"
+            raise config.error(where, f"unknown HMC setting '{key}'"
                                f"{suggest(key, HMCSettings._fields)}; settings: {', '.join(HMCSettings._fields)}")
         default = HMCSettings._field_defaults[key]
-        if not (value is None and key == "n_steps") and (isinstance(value, bool) or
-                                                          not isinstance(value, (int, float))):
-            raise config.error(("sampler", "hmc", key), f"expected a number, got {value!r}")
-        if isinstance(default, int) and not isinstance(default, bool) and isinstance(value, float) \
-                and not value.is_integer():
-            raise config.error(("sampler", "hmc", key), f"expected an integer, got {value!r}")
+        if isinstance(default, bool) or isinstance(default, str):
+            if not isinstance(value, type(default)):
+                raise config.error(where, f"expected {'true or false' if isinstance(default, bool) else 'text'}, "
+                                          f"got {value!r}")
+        elif not (value is None and default is None):
+            problem = number_problem(value, int if isinstance(default, int) else float)
+            if problem:
+                raise config.error(where, problem)
+            if isinstance(default, int):
+                values[key] = int(value)
+    try:
+        HMCSettings.from_any(values)
+    except (TypeError, ValueError, OverflowError) as error:
+        named = re.match(r"hmc\.(\w+) (.*)", str(error), re.S)
+        if named and named.group(1) in values:
+            raise config.error(("sampler", "hmc", named.group(1)), named.group(2)) from None
+        raise config.error(("sampler", "hmc"), str(error)) from None
+    return dataclasses.replace(config, sampler=dataclasses.replace(config.sampler, hmc=values))
 
 
 def _check_likelihood(config: Config) -> None:
@@ -142,12 +175,19 @@ def _builtin(config: Config):
         raise config.error(("likelihood", "builtin"),
                            f"no built-in '{spec.builtin}'{suggest(spec.builtin, names)}; "
                            f"built-ins: {', '.join(names)}")
+    for key, value in spec.options.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise config.error(("likelihood", "options", key), f"must be a finite number, got {value}")
     try:
         model = builtin.get(spec.builtin, **spec.options)
-    except (TypeError, ValueError) as error:
-        # name the offending option's key when the message mentions one
+    except (TypeError, ValueError, OverflowError, MemoryError) as error:
+        # name the offending option's key when the message mentions one, else the largest number given
         named = [key for key in spec.options if re.search(rf"\b{re.escape(key)}\b", str(error))]
-        raise config.error(("likelihood", "options", *named[:1]), str(error)) from None
+        sizes = sorted((abs(v), k) for k, v in spec.options.items() if isinstance(v, (int, float)))
+        if not named and isinstance(error, MemoryError) and sizes:
+            named = [sizes[-1][1]]
+        text = str(error) if isinstance(error, (TypeError, ValueError)) else f"{type(error).__name__}: {error}"
+        raise config.error(("likelihood", "options", *named[:1]), text) from None
     for param in config.params:
         if param.name not in model.params:
             raise config.error(("params", param.name),

@@ -5,9 +5,12 @@ built-in (parameter counts, data shapes, the differentiator) is checked in `samp
 """
 from __future__ import annotations
 
+import math
 import numbers
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from sampler.config_yaml import ConfigError, key_path, suggest
 
@@ -17,17 +20,43 @@ PLOTS = ("corner", "run", "trace", "hmc", "gradient")
 
 TOP_KEYS = ("name", "likelihood", "params", "sampler", "backend", "dtype", "output")
 LIKELIHOOD_KEYS = ("kernel", "builtin", "options", "gradient", "data")
-SAMPLER_KEYS = {  # key -> (accepted Python types, description for messages)
-    "nlive": (int, "a positive integer"),
-    "dlogz": (float, "a positive number"),
-    "seed": (int, "an integer"),
-    "delete_fraction": (float, "a number in (0, 1)"),
-    "hmc": (dict, "a mapping of HMC settings"),
-    "max_iter": (int, "a positive integer"),
-    "max_nlike": (int, "a positive integer"),
-    "max_time": (float, "a positive number of seconds"),
-    "checkpoint_every": (float, "a positive number of seconds"),
+
+
+class Range(NamedTuple):
+    """A numeric setting: an integer or a number, finite, within [low, high] (an open end excludes it)."""
+    kind: type
+    low: float
+    high: float
+    open_low: bool = False
+    open_high: bool = False
+
+    def describe(self) -> str:
+        what, show = ("an integer", lambda x: str(int(x))) if self.kind is int else ("a number", "{:g}".format)
+        return (f"{what} in {'(' if self.open_low else '['}{show(self.low)}, {show(self.high)}"
+                f"{')' if self.open_high else ']'}")
+
+    def contains(self, value) -> bool:
+        above = value > self.low if self.open_low else value >= self.low
+        below = value < self.high if self.open_high else value <= self.high
+        return above and below
+
+
+# Every numeric setting of the sampler, one line each (the HMC settings `sampler.hmc.*` are checked by
+# `HMCSettings.from_any`, next to their meaning). Bounds are generous sanity limits, not tuning advice.
+NUMERIC = {
+    "sampler.nlive": Range(int, 2, 1_000_000),
+    "sampler.dlogz": Range(float, 0, 1e6, open_low=True),
+    "sampler.seed": Range(int, 0, 2**63 - 1),
+    "sampler.delete_fraction": Range(float, 0, 1, open_low=True, open_high=True),
+    "sampler.max_iter": Range(int, 1, 10**12),
+    "sampler.max_nlike": Range(int, 1, 10**15),
+    "sampler.max_time": Range(float, 0, 1e9, open_low=True),             # seconds
+    "sampler.checkpoint_every": Range(float, 0, 1e9, open_low=True),      # seconds
+    "--seed": Range(int, 0, 2**63 - 1),                                    # command-line options
+    "-n": Range(int, 1, 100_000),
 }
+SAMPLER_KEYS = ("nlive", "dlogz", "seed", "delete_fraction", "hmc", "max_iter", "max_nlike", "max_time",
+                "checkpoint_every")
 OUTPUT_KEYS = ("dir", "plots")
 # Arguments of the prior families every user expects; other families the sampler offers are passed through
 # to `sampler.priors.make`, which names what it does not accept.
@@ -135,13 +164,20 @@ class _Checker:
         return value
 
     def number(self, value, path, kind=float, positive=False) -> float | int:
-        ok = isinstance(value, numbers.Integral if kind is int else numbers.Real) and not isinstance(value, bool)
-        if not ok:
-            what = "an integer" if kind is int else "a number"
-            raise self.error(path, f"expected {what}, got {_kind(value)}")
+        """A finite number (or an integer, also written 50.0), else an error naming the key."""
+        problem = number_problem(value, kind)
+        if problem:
+            raise self.error(path, problem)
         if positive and not value > 0:
             raise self.error(path, f"must be positive, got {value}")
         return kind(value)
+
+    def in_range(self, value, path) -> float | int:
+        """A setting listed in `NUMERIC`, checked for type, finiteness and range."""
+        problem = range_problem(value, NUMERIC[key_path(path)])
+        if problem:
+            raise self.error(path, problem)
+        return NUMERIC[key_path(path)].kind(value)
 
     def file_ref(self, value, path, folder: Path) -> tuple[Path, str]:
         """'file.py:function' resolved against the config folder; the file must exist."""
@@ -189,19 +225,9 @@ def validate(data, lines, path: Path) -> Config:
         raise check.error(("params",), "missing: a kernel needs its parameters listed in theta order")
     params = tuple(_param(check, key, value) for key, value in params_map.items())
 
-    sampler_map = check.mapping(top.get("sampler"), ("sampler",), tuple(SAMPLER_KEYS))
-    sampler_args = {}
-    for key, value in sampler_map.items():
-        kind, _ = SAMPLER_KEYS[key]
-        where = ("sampler", key)
-        if kind is dict:
-            sampler_args[key] = dict(check.mapping(value, where))
-        elif key == "seed":
-            sampler_args[key] = check.number(value, where, int)
-        else:
-            sampler_args[key] = check.number(value, where, kind, positive=True)
-    if "delete_fraction" in sampler_args and not sampler_args["delete_fraction"] < 1:
-        raise check.error(("sampler", "delete_fraction"), "must lie in (0, 1)")
+    sampler_map = check.mapping(top.get("sampler"), ("sampler",), SAMPLER_KEYS)
+    sampler_args = {key: dict(check.mapping(value, ("sampler", key))) if key == "hmc"
+                    else check.in_range(value, ("sampler", key)) for key, value in sampler_map.items()}
 
     out = check.mapping(top.get("output"), ("output",), OUTPUT_KEYS)
     out_dir = (folder / check.text(out["dir"], ("output", "dir"))) if "dir" in out else (folder / "runs" / name)
@@ -216,6 +242,38 @@ def validate(data, lines, path: Path) -> Config:
         dtype=check.text(top.get("dtype", "float64"), ("dtype",), DTYPES),
         output=OutputSpec(dir=out_dir.resolve(), plots=plots), lines=dict(lines),
     )
+
+
+def number_problem(value, kind=float) -> str | None:
+    """Why `value` is not a finite number (kind float) or integer (kind int, 50.0 accepted), or None."""
+    what = "an integer" if kind is int else "a number"
+    exponent = re.fullmatch(r"([-+]?(?:\d+\.?\d*|\.\d+))[eE]([-+]?)(\d+)", value.strip()) \
+        if isinstance(value, str) else None
+    if exponent:  # YAML 1.1 (PyYAML) wants a decimal point and a signed exponent: 1.0e+12
+        mantissa, sign, power = exponent.groups()
+        written = f"{mantissa if '.' in mantissa else mantissa + '.0'}e{sign or '+'}{power}"
+        return f"expected {what}, got text '{value}' (YAML reads this as text; write {written})"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return f"expected {what}, got {_kind(value)}"
+    if isinstance(value, numbers.Integral):  # exact, however large (math.isfinite would overflow)
+        return None
+    if not math.isfinite(value):
+        return f"must be a finite number, got {value}"
+    if kind is int and not float(value).is_integer():
+        return f"expected an integer, got {value!r}"
+    return None
+
+
+def range_problem(value, allowed: Range) -> str | None:
+    """Why `value` is not acceptable for a setting with range `allowed`, or None."""
+    problem = number_problem(value, allowed.kind)
+    if problem or allowed.contains(value):
+        return problem
+    shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:12]}... ({len(str(value))} characters)"
+    if value <= 0 <= allowed.low:
+        sign = "positive" if allowed.low > 0 or allowed.open_low else "zero or more"
+        return f"must be {sign} ({allowed.describe()}), got {shown}"
+    return f"must be {allowed.describe()}, got {shown}"
 
 
 def _param(check: _Checker, name, spec) -> ParamSpec:

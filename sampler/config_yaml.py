@@ -3,12 +3,25 @@
 `parse_yaml(text, filename)` returns plain Python data (dicts, lists, scalars, as `yaml.safe_load` would) and
 a `{key path: line}` map, e.g. `{("params", "sigma1", "low"): 12}` (1-based lines). Duplicate keys, which
 PyYAML silently overwrites, are errors here: the second one is almost always a typo.
+
+Hostile or runaway input is refused before any Python object is built (`check_limits`, a pass over the YAML
+event stream): more than `MAX_BYTES` of text, nesting deeper than `MAX_DEPTH`, more than `MAX_NODES` values
+once aliases are expanded ("billion laughs"), recursive or undefined aliases, and any tag other than the plain
+YAML ones (`!!python/...` and `!custom` tags construct arbitrary objects). Each is one `file:line:col` message.
 """
 from __future__ import annotations
 
 import difflib
 
 import yaml
+
+MAX_BYTES = 1_000_000     # a config holds settings; data belong in .npy/.csv files named under likelihood.data
+MAX_DEPTH = 32            # configs nest 3-5 levels (params.mu.low, inline lists of lists)
+MAX_NODES = 100_000       # values in the document after expanding aliases
+_YAML_TAG = "tag:yaml.org,2002:"
+_PLAIN_TAGS = {"!"} | {_YAML_TAG + name for name in ("str", "int", "float", "bool", "null", "seq", "map")}
+# The libyaml event parser when PyYAML has it (20x faster on a large document), else the pure-Python one.
+_EVENT_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ConfigError(Exception):
@@ -29,7 +42,66 @@ def suggest(word, choices) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def check_limits(text: str, filename: str) -> None:
+    """Refuse oversized, too deeply nested, alias-bomb or tagged documents; builds no Python objects.
+
+    Syntax errors are left to the full parse, which reports them with PyYAML's own wording."""
+    if len(text) > MAX_BYTES:
+        raise ConfigError(too_large(filename, len(text.encode("utf-8", "replace"))))
+    loader = _EVENT_LOADER(text)
+    open_nodes = []       # (anchor, nodes counted before it) of the collections being read
+    sizes = {}            # anchor -> nodes in the anchored value (aliases inside it expanded)
+    total = 0
+    try:
+        while True:
+            try:
+                if not loader.check_event():
+                    return
+                event = loader.get_event()
+            except yaml.YAMLError:
+                return
+            mark = event.start_mark
+            where = f"{filename}:{mark.line + 1}:{mark.column + 1}"
+            tag = getattr(event, "tag", None)
+            if tag is not None and tag not in _PLAIN_TAGS:
+                shown = "!!" + tag[len(_YAML_TAG):] if tag.startswith(_YAML_TAG) else tag
+                raise ConfigError(f"{where}: the tag '{shown}' is not allowed: a config holds plain values "
+                                  f"(text, numbers, true/false, lists and mappings)")
+            if isinstance(event, yaml.AliasEvent):
+                if event.anchor not in sizes:
+                    recursive = any(anchor == event.anchor for anchor, _ in open_nodes)
+                    raise ConfigError(f"{where}: alias '*{event.anchor}' " + (
+                        "refers to a value that contains it (a recursive structure)" if recursive
+                        else f"has no anchor '&{event.anchor}' before it"))
+                total += sizes[event.anchor]
+            elif isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)):
+                total += 1
+                if isinstance(event, yaml.ScalarEvent):
+                    if event.anchor is not None:
+                        sizes[event.anchor] = 1
+                else:
+                    open_nodes.append((event.anchor, total - 1))
+                    if len(open_nodes) > MAX_DEPTH:
+                        raise ConfigError(f"{where}: nested more than {MAX_DEPTH} levels deep; a config "
+                                          f"needs a handful")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                anchor, before = open_nodes.pop()
+                if anchor is not None:
+                    sizes[anchor] = total - before
+            if total > MAX_NODES:
+                raise ConfigError(f"{where}: more than {MAX_NODES} values (aliases expanded); a config holds "
+                                  f"settings: put data in .npy/.csv files named under likelihood.data")
+    finally:
+        loader.dispose()
+
+
+def too_large(filename: str, size: int) -> str:
+    return (f"{filename}: {size / 1e6:.1f} MB is too large for a config (limit {MAX_BYTES / 1e6:g} MB); "
+            f"put data in .npy/.csv files named under likelihood.data")
+
+
 def parse_yaml(text: str, filename: str):
+    check_limits(text, filename)
     loader = yaml.SafeLoader(text)
     try:
         try:
@@ -43,7 +115,12 @@ def parse_yaml(text: str, filename: str):
         lines: dict[tuple, int] = {}
         if root is None:
             return {}, lines
-        return _convert(loader, root, (), lines, filename), lines
+        try:
+            return _convert(loader, root, (), lines, filename), lines
+        except yaml.MarkedYAMLError as error:  # a value no constructor accepts, e.g. a bare `=`
+            mark = error.problem_mark or error.context_mark
+            where = f"{filename}:{mark.line + 1}:{mark.column + 1}" if mark else filename
+            raise ConfigError(f"{where}: invalid YAML value: {error.problem or error}") from None
     finally:
         loader.dispose()
 

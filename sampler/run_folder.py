@@ -12,7 +12,9 @@ One small writer and one small reader per format, so that each file can be check
                                (unit-cube coordinates, normalised weights, equal-weight samples)
 
 Floats are written with 17 significant digits, so reading the text back gives the same float64 values.
-No pickle anywhere: `np.load(..., allow_pickle=False)`.
+No pickle anywhere: `np.load(..., allow_pickle=False)`. Every file is written to `<file>.tmp` and renamed, so a
+failed write (disk full, file-size limit) leaves no partial file: it removes the temporary file and raises one
+`RunFolderError` naming the file.
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ _DIAG_PREFIX = "diag__"
 
 
 class RunFolderError(Exception):
-    """A run folder that is missing files or whose files disagree with each other."""
+    """A run folder that is missing files, whose files disagree with each other, or that cannot be written."""
 
 
 # ----------------------------------------------------------------------------------------------- writing
@@ -41,7 +43,10 @@ class RunFolderError(Exception):
 def write_run_folder(results, outdir) -> Path:
     """Write every file of the run folder for `results` into `outdir` (created if needed); returns the folder."""
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise RunFolderError(f"{outdir}: cannot create the output folder ({error.strerror or error})") from None
     root = outdir / results.name
     write_weighted_chain(results, _with_suffix(root, ".txt"))
     write_dead_birth(results, _with_suffix(root, "_dead-birth.txt"))
@@ -145,9 +150,7 @@ def write_diagnostics(results, path) -> None:
     }
     for key, value in (results.diagnostics or {}).items():
         arrays[_DIAG_PREFIX + key] = np.asarray(value)
-    tmp = Path(str(path) + ".tmp.npz")
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
+    _atomic_write(path, lambda handle: np.savez(handle, **arrays))
 
 
 def package_versions() -> dict:
@@ -265,16 +268,28 @@ def _logl_of_samples(samples: np.ndarray, theta: np.ndarray, logl: np.ndarray) -
     return np.array([logl[i] if i is not None else np.nan for i in found], dtype=float)
 
 
-def _atomic_savetxt(path, table: np.ndarray) -> None:
+def _atomic_write(path, write) -> None:
+    """`write(binary file handle)` into `<path>.tmp`, then rename it to `path`; on failure remove the temporary
+    file and raise one RunFolderError naming `path`."""
     tmp = Path(str(path) + ".tmp")
-    np.savetxt(tmp, np.atleast_2d(table), fmt=FLOAT_FMT)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as handle:
+            write(handle)
+        os.replace(tmp, path)
+    except BaseException as error:
+        if tmp.exists():
+            tmp.unlink()
+        if isinstance(error, OSError):
+            raise RunFolderError(f"{path}: cannot write ({error.strerror or error})") from None
+        raise
+
+
+def _atomic_savetxt(path, table: np.ndarray) -> None:
+    _atomic_write(path, lambda handle: np.savetxt(handle, np.atleast_2d(table), fmt=FLOAT_FMT))
 
 
 def _atomic_write_text(path, text: str) -> None:
-    tmp = Path(str(path) + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    _atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
 
 
 def _jsonable(value):
