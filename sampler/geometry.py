@@ -63,7 +63,8 @@ def _cluster_shape(points, dense, fallback_cov):
         cov = np.diag(np.diag(cov))
         chol = np.sqrt(cov)
     white = np.linalg.solve(chol, (points - mean).T)
-    radius2 = float(np.max(np.einsum("ij,ij->j", white, white))) * ENLARGE ** 2 if n else 1.0
+    # A cluster left with one or two survivors has no extent of its own: give it one covariance radius.
+    radius2 = max(float(np.max(np.einsum("ij,ij->j", white, white))) * ENLARGE ** 2, 1.0)
     log_volume = float(np.sum(np.log(np.diag(chol))) + 0.5 * d * np.log(max(radius2, 1e-300)))
     return mean, chol, cov, radius2, log_volume
 
