@@ -3,8 +3,8 @@
 Every kernel either gives the value and gradient of the plain kernel (finite differences via ``ad.check_gradient``,
 the jit in float64 and, where integers matter, float32) or is rejected by ``ad.differentiate`` with a message that
 starts ``file:line:col:``.  The classes: (1) integer state through loops, (2) zero adjoint x infinite partial,
-(3) integer overflow, (4) comparisons used as numbers, (5) guard flags and ``and``/``or`` values, (6) compile time
-of long straight-line kernels.
+(3) integer overflow, (4) comparisons used as numbers, (5) guard flags and ``and``/``or`` values; (6), compile time
+of long straight-line kernels, is in test_reproducer_compile_time.py.
 """
 import math
 import re
@@ -388,39 +388,30 @@ def test_and_or_return_operand_values():
     assert d.value(theta, np.array([2.0, 0.0])) == and_or_chains(theta, np.array([2.0, 0.0]))
 
 
-# ---- 6. compile time of long straight-line kernels ---------------------------------------------------------
-_SWAP_BLOCK = """    a = a * 0.999 + b * 0.01
-    b = b - 0.01 * math.sin(a * c)
-    c = c + 0.001 * a * b
-    if a > b:
-        a = a - 0.001 * c
-    else:
-        b = b + 0.001 * c
-    a, b = b * 1.0001, a
-    c = max(c, a * 0.5)
-"""
+# ---- 2 (continued): JAX as the reference for zero adjoints ------------------------------------------------
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+def test_zero_adjoint_against_jax():
+    """JAX's symbolic zeros never multiply a zero cotangent by the overflowed partial: the reference."""
+    jax = pytest.importorskip("jax")
 
+    def jax_binary_power(x, n):  # the same loop; `m` is a Python int, so the branches are concrete
+        z, base, m = 1.0, x, abs(n)
+        for _ in range(31):
+            if m % 2 == 1:
+                z = z * base
+            base = base * base
+            m = m // 2
+        return 1 / z if n < 0 else z
 
-def _swaps(repetitions):
-    text = ("import math\n\n\ndef swaps(theta):\n    a, b, c = theta[0], theta[1], theta[2]\n"
-            + _SWAP_BLOCK * repetitions + "    return a * b + c\n")
-    d = ad.differentiate_source(text, "swaps", filename=f"<swaps{repetitions}>")
-    namespace = {}
-    exec(compile(text, f"<swaps{repetitions}>", "exec"), namespace)
-    fn = namespace["swaps"]
-    j = d.jit()
-    for theta in _points(3, 4):
-        check = ad.check_gradient(fn, theta, derivative=d)
-        assert check.ok, str(check)
-        g, gj = np.zeros(3), np.zeros(3)
-        assert j.value_and_grad(theta, gj) == pytest.approx(d.value_and_grad(theta, g), rel=1e-12)
-        assert np.allclose(gj, g, rtol=1e-10, atol=1e-12)
-
-
-def test_straight_line_swaps_10():
-    _swaps(10)
-
-
-@pytest.mark.slow
-def test_straight_line_swaps_40():
-    _swaps(40)
+    x64 = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        for n in (5, -3, 7):
+            d = ad.differentiate(binary_power)
+            for theta in _points(1, 3):
+                g = np.zeros(1)
+                d.value_and_grad(theta, n, g)
+                want = float(jax.grad(jax_binary_power)(jax.numpy.float64(theta[0]), n))
+                assert np.isfinite(want) and g[0] == pytest.approx(want, rel=1e-12)
+    finally:
+        jax.config.update("jax_enable_x64", x64)
