@@ -3,7 +3,7 @@
 For each cluster ``c`` of live points (``sampler.clustering``): the mean ``mu_c``, the covariance ``S_c`` (dense,
 or its diagonal) with lower Cholesky factor ``L_c``, and the squared Mahalanobis radius ``R2_c`` of the
 ellipsoid ``E_c = {x : (x - mu_c)^T S_c^-1 (x - mu_c) <= R2_c}`` that holds all of the cluster's live points
-(enlarged by ``ENLARGE``). Three uses, all in ``sampler.hmc``:
+(enlarged by ``ENLARGE_VOLUME``). Three uses, all in ``sampler.hmc``:
 
 * metric: a chain in cluster ``c`` moves with velocity ``v = L_c z`` (``z`` isotropic, length the step size in
   whitened units) and reflects with ``v' = v - 2 (v.g) S_c g / (g^T S_c g)``: a mirror image in the whitened
@@ -23,7 +23,10 @@ import numpy as np
 
 from .clustering import find_clusters
 
-ENLARGE = 1.1  # radius factor of the bounding ellipsoids beyond the outermost live point
+# Volume factor of the bounding ellipsoids beyond the outermost live point: margin for the part of the contour
+# between the outermost points and the contour itself (which matters most for small modes with few points,
+# in few dimensions), at a fixed cost in jump acceptance (a fixed radius factor 1.1 costs 6.7x at d = 20).
+ENLARGE_VOLUME = 2.0
 
 
 class Geometry(NamedTuple):
@@ -64,7 +67,7 @@ def _cluster_shape(points, dense, fallback_cov):
         chol = np.sqrt(cov)
     white = np.linalg.solve(chol, (points - mean).T)
     # A cluster left with one or two survivors has no extent of its own: give it one covariance radius.
-    radius2 = max(float(np.max(np.einsum("ij,ij->j", white, white))) * ENLARGE ** 2, 1.0)
+    radius2 = max(float(np.max(np.einsum("ij,ij->j", white, white))) * ENLARGE_VOLUME ** (2.0 / d), 1.0)
     log_volume = float(np.sum(np.log(np.diag(chol))) + 0.5 * d * np.log(max(radius2, 1e-300)))
     return mean, chol, cov, radius2, log_volume
 

@@ -60,8 +60,8 @@ class HMCSettings(NamedTuple):
     clustering: bool = True
     recluster_every: int = 5
     jumps: int | None = None
-    jumps_wanted: float = 3.0
-    max_jumps: int = 10
+    jumps_wanted: float = 6.0
+    max_jumps: int = 20
     min_jump_acceptance: float = 0.02
 
     def initial_steps(self, ndim: int) -> int:

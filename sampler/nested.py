@@ -40,7 +40,8 @@ class NSState(NamedTuple):
     thread: (n,) the thread (sequence of points replacing one another) each live point belongs to.
     labels: (n,) cluster of each live point.
     step_size: current HMC step length (whitened units); n_steps: current trajectory length.
-    rho: running (smoothed) start-end correlation of the chains, NaN before the first iteration.
+    rho: (2,) running (smoothed) start-end correlations of the chains' coordinates and logl, NaN before the
+        first iteration; their maximum drives the trajectory length.
     jumps: independence jump proposals per direction refresh.
     chain_rng: (k, 2) uint64 xoroshiro128+ states, one row per chain slot.
     iteration: iterations done; next_thread: the next unused thread id.
@@ -54,7 +55,7 @@ class NSState(NamedTuple):
     labels: np.ndarray
     step_size: float
     n_steps: int
-    rho: float
+    rho: np.ndarray
     jumps: int
     chain_rng: np.ndarray
     iteration: int
@@ -150,7 +151,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     reversals = stats[:, STAT_REVERSE].copy()
     rho_coord, rho_logl = decorrelation.chain_correlation(geometry, u_start, ws.out_u, state.logl[starts],
                                                           ws.out_logl)
-    rho = decorrelation.smooth(state.rho, max(rho_coord, rho_logl))
+    rho = np.array([decorrelation.smooth(state.rho[0], rho_coord), decorrelation.smooth(state.rho[1], rho_logl)])
     info = NSInfo(
         dead_u=state.u[removed], dead_theta=state.theta[removed], dead_logl=state.logl[removed],
         dead_birth=state.logl_birth[removed], dead_thread=state.thread[removed], dead_label=state.labels[removed],
@@ -173,7 +174,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         thread=np.concatenate([state.thread[survivors], new_threads]),
         labels=np.concatenate([labels, ws.out_cluster]),
         step_size=settings.adapt_step(state.step_size, outside_fraction),
-        n_steps=settings.adapt_length(int(state.n_steps), rho, d), rho=rho,
+        n_steps=settings.adapt_length(int(state.n_steps), float(rho.max()), d), rho=rho,
         jumps=settings.adapt_jumps(int(state.jumps), info.jumps_tried, info.jumps_accepted, int(state.n_steps)),
         chain_rng=chain_rng, iteration=int(state.iteration) + 1,
         next_thread=int(state.next_thread) + k - reused)

@@ -167,7 +167,7 @@ class NestedSampler:
             raise SamplerError("the log-likelihood returned +inf at a prior draw")
         state = NSState(u=u, theta=theta, logl=logl, logl_birth=np.full(n, -np.inf),
                         thread=np.arange(n, dtype=np.int64), labels=np.zeros(n, np.int64),
-                        step_size=float(self.hmc.initial_step), n_steps=self.hmc.initial_steps(d), rho=math.nan,
+                        step_size=float(self.hmc.initial_step), n_steps=self.hmc.initial_steps(d), rho=np.full(2, np.nan),
                         jumps=1 if self.hmc.jumps is None else int(self.hmc.jumps),
                         chain_rng=seed_chain_states(generator, self.k), iteration=0, next_thread=n)
         return state, drawn, math.log(have / drawn), nan
@@ -251,7 +251,7 @@ class NestedSampler:
                 raise CheckpointError(f"{path}: checkpoint was written with {key} = {saved.get(key)!r}, this run has "
                                       f"{settings.get(key)!r}; remove the file or use the same settings")
         state = NSState(*(arrays[f"state_{f}"] for f in NSState._fields))
-        state = state._replace(step_size=float(state.step_size), n_steps=int(state.n_steps), rho=float(state.rho),
+        state = state._replace(step_size=float(state.step_size), n_steps=int(state.n_steps), rho=np.asarray(state.rho, dtype=np.float64),
                                jumps=int(state.jumps),
                                iteration=int(state.iteration), next_thread=int(state.next_thread))
         return state, restore_generator(meta["generator"]), RunRecord.from_saved(arrays, meta["record"])

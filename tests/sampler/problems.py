@@ -44,7 +44,7 @@ class Problem:
     def logl_and_grad(self, thetas):
         thetas = np.atleast_2d(np.asarray(thetas, dtype=self.dtype))
         grads = np.empty_like(thetas)
-        scratch = np.empty(0, self.dtype)
+        scratch = np.empty(self._kernels.scratch_size, self.dtype)
         vals = np.array([self._kernels.value_and_grad(t, self._kernels.data, g, scratch)
                          for t, g in zip(thetas, grads)])
         return vals, grads
