@@ -26,16 +26,21 @@ def _point_correlation(birth, record):
     return rho
 
 
-def _clusters(state, dead_u, weights, logz, hmc, dense):
-    """Modes of the final live points and the posterior mass of every point's region."""
-    labels = geo.relabel(state.u) if hmc.clustering else np.zeros(state.u.shape[0], np.int64)
-    geometry = geo.build(state.u, labels, dense)
+def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=2000):
+    """Modes of the posterior: clusters of (up to ``limit``) equal-weight samples, and the posterior mass and
+    local evidence ``logz + log(mass)`` of every dead point's region."""
+    points = dead_u[sample_idx[:limit]]
+    if hmc.clustering and points.shape[0] > 1:
+        labels = geo.relabel(points)
+    else:
+        labels = np.zeros(points.shape[0], np.int64)
+    geometry = geo.build(points, labels, dense)
     region = geo.regions(geometry, dead_u)
     out = []
     for c in range(geometry.nclusters):
         mass = float(weights[region == c].sum())
         out.append({"mass": mass, "logz": float(logz + math.log(mass)) if mass > 0 else -math.inf,
-                    "nlive": int(np.count_nonzero(labels == c)), "mean_u": geometry.mean[c].tolist()})
+                    "mean_u": geometry.mean[c].tolist()})
     return out, region
 
 
@@ -55,9 +60,10 @@ def make_results(sampler, state, record, settings) -> Results:
     weights = evidence.posterior_weights(ev)
     dead = DeadPoints(u[order], theta[order], logl[order], birth[order])
     ess = evidence.posterior_ess(weights, _point_correlation(dead.logl_birth, record))
-    samples = dead.theta[evidence.equal_weight_indices(weights, post, size=max(1, int(ess)))]
+    sample_idx = evidence.equal_weight_indices(weights, post, size=max(1, int(ess)))
+    samples = dead.theta[sample_idx]
     logz = float(ev.logz + record.log_volume_offset)
-    clusters, region = _clusters(state, dead.u, weights, logz, sampler.hmc, sampler.dense)
+    clusters, region = _clusters(dead.u, weights, sample_idx, logz, sampler.hmc, sampler.dense)
     nlike = record.nlike
     settings = dict(settings, log_volume_offset=record.log_volume_offset, initial_draws=record.initial_draws)
     return Results(

@@ -1,0 +1,166 @@
+"""Proposals that mix: evidence, mode weights and posteriors on the geometries that once broke the sampler
+(ill-conditioned Gaussians, unequal mixtures, a slanted two-mode ridge, heavy tails, an ignored parameter).
+
+References are analytic (``hard_problems``). Statistical claims are made over seeds: the fast tests run a few
+seeds of small instances with loose per-seed bounds; the ``slow`` tests run >= 10 seeds of the full problems
+and check the distribution of pulls, the error/scatter ratio and the mode weights on every seed, with default
+settings (nothing is tuned per problem).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from hard_problems import cauchy, correlated_gaussian, ignored_parameter, plateau, slanted_ridge, unequal_mixture
+from sampler import NestedSampler
+
+
+def run(problem, seed, nlive=500, callback=None):
+    return NestedSampler(problem, problem.prior, nlive=nlive, seed=seed).run(progress=False, callback=callback)
+
+
+def pulls(problem, seeds, nlive=500):
+    results = [run(problem, s, nlive) for s in seeds]
+    logz = np.array([r.logz for r in results])
+    err = np.array([r.logz_err for r in results])
+    return results, (logz - problem.logz) / err, logz, err
+
+
+def insertion_ranks(problem, seed, nlive=300):
+    """Rank of each new point's logl among the survivors it joined, divided by their number: U(0, 1) when new
+    points are independent draws from the constrained prior (Fowlie, Handley & Su 2020)."""
+    out = []
+
+    def record(niter, state, info):
+        n_new = info.reflections.size
+        survivors, new = state.logl[:-n_new], state.logl[-n_new:]
+        ranks = np.searchsorted(np.sort(survivors), new) / survivors.size
+        out.extend(ranks.tolist())
+
+    run(problem, seed, nlive, callback=record)
+    return np.array(out)
+
+
+# --- fast subset (CI) -----------------------------------------------------------------------------------------
+
+def test_ignored_parameter_posterior_is_its_prior():
+    problem = ignored_parameter()
+    for seed in range(3):
+        res = run(problem, seed, nlive=300)
+        free = res.samples[:, 2]
+        # The equal-weight samples number the reported ESS, so a KS test against the prior is fair.
+        assert stats.kstest(free, "norm", args=(0.0, 5.0)).pvalue > 1e-3, seed
+        assert abs(free.mean()) < 4 * 5.0 / math.sqrt(res.ess), (seed, free.mean(), res.ess)
+        assert abs(res.logz - problem.logz) < 3.5 * res.logz_err
+
+
+def test_unequal_mixture_mode_weights_and_evidence():
+    problem = unequal_mixture()
+    results, pull, _, _ = pulls(problem, range(3))
+    for res, p in zip(results, pull):
+        weights = problem.mode_weights(res.dead.theta, res.weights)
+        assert np.all(np.abs(weights - problem.weights) < 0.1), weights
+        assert abs(p) < 3.5
+        masses = sorted(c["mass"] for c in res.clusters)  # the posterior's modes, found by clustering
+        assert len(masses) == 3 and np.all(np.abs(np.array(masses) - [0.1, 0.3, 0.6]) < 0.1), res.clusters
+
+
+def test_slanted_ridge_mode_weights():
+    problem = slanted_ridge()
+    results, pull, _, _ = pulls(problem, range(3), nlive=300)
+    for res, p in zip(results, pull):
+        weights = problem.mode_weights(res.dead.theta, res.weights)
+        assert np.all(np.abs(weights - 0.5) < 0.1), weights
+        assert abs(p) < 3.5
+
+
+def test_ill_conditioned_gaussian_evidence_and_posterior():
+    problem = correlated_gaussian(10, rho=0.95, scale_min=0.05)
+    results, pull, _, _ = pulls(problem, range(2), nlive=300)
+    sd = np.sqrt(np.diag(problem.covs[0]))
+    for res, p in zip(results, pull):
+        assert abs(p) < 3.5, p
+        # Posterior means within 4.5 standard errors given the reported ESS, in every coordinate.
+        z = res.samples.mean(axis=0) / (sd / math.sqrt(res.ess))
+        assert np.max(np.abs(z)) < 4.5, z
+
+
+def test_insertion_ranks_are_uniform_on_a_correlated_gaussian_and_a_mixture():
+    for problem in (correlated_gaussian(10, rho=0.95), unequal_mixture()):
+        ranks = insertion_ranks(problem, seed=1)
+        assert ranks.size > 1000
+        assert stats.kstest(ranks, "uniform").pvalue > 1e-3, problem.name
+
+
+def test_plateau_evidence_against_the_analytic_value():
+    """Ties in logL (a likelihood constant on parts of the prior) die together; the evidence is right."""
+    problem = plateau()
+    for seed in range(4):
+        res = run(problem, seed)
+        assert abs(res.logz - problem.logz) < 3.5 * res.logz_err, (seed, res.logz, problem.logz)
+        assert np.all(res.dead.logl > res.dead.logl_birth)
+
+
+# --- the full problems over seeds ------------------------------------------------------------------------------
+
+SEEDS = range(10)
+
+
+def _check_pull_distribution(pull, logz, err):
+    assert math.sqrt(np.mean(pull ** 2)) <= 1.5, pull
+    # Reported error against the seed scatter: the 99% range of the sd ratio for 10 normal draws.
+    ratio = err.mean() / logz.std(ddof=1)
+    assert 0.6 <= ratio <= 1.7, ratio
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prior", ["uniform", "normal"])
+def test_ill_conditioned_20d_gaussian_over_seeds(prior):
+    problem = correlated_gaussian(20, rho=0.95, prior=prior)
+    results, pull, logz, err = pulls(problem, SEEDS)
+    _check_pull_distribution(pull, logz, err)
+    if prior == "uniform":
+        # Posterior means: the seed-to-seed scatter implies an ESS of at least half the reported one.
+        means = np.array([r.samples.mean(axis=0) for r in results])
+        var_post = np.diag(problem.covs[0])
+        implied = np.mean(var_post / means.var(axis=0, ddof=1))
+        reported = np.mean([r.ess for r in results])
+        assert implied >= 0.5 * reported, (implied, reported)
+
+
+@pytest.mark.slow
+def test_unequal_mixture_over_seeds():
+    problem = unequal_mixture()
+    results, pull, logz, err = pulls(problem, SEEDS)
+    _check_pull_distribution(pull, logz, err)
+    for res in results:
+        assert np.all(np.abs(problem.mode_weights(res.dead.theta, res.weights) - problem.weights) <= 0.1)
+
+
+@pytest.mark.slow
+def test_slanted_ridge_over_seeds():
+    problem = slanted_ridge()
+    results, pull, logz, err = pulls(problem, SEEDS)
+    _check_pull_distribution(pull, logz, err)
+    for res in results:
+        assert np.all(np.abs(problem.mode_weights(res.dead.theta, res.weights) - 0.5) <= 0.1)
+
+
+@pytest.mark.slow
+def test_heavy_tailed_cauchy_over_seeds():
+    problem = cauchy(6, width=0.05)
+    _, pull, logz, err = pulls(problem, SEEDS)
+    _check_pull_distribution(pull, logz, err)
+
+
+@pytest.mark.slow
+def test_ignored_parameter_over_seeds():
+    problem = ignored_parameter()
+    means = []
+    for seed in SEEDS:
+        res = run(problem, seed)
+        assert stats.kstest(res.samples[:, 2], "norm", args=(0.0, 5.0)).pvalue > 1e-3
+        means.append(res.samples[:, 2].mean())
+    assert abs(np.mean(means)) < 4 * np.std(means, ddof=1) / math.sqrt(len(means))
