@@ -4,6 +4,7 @@ diagnostics, checkpoints, progress and the final :class:`~sampler.results.Result
 import math
 import os
 import time
+import warnings
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from .nested import AllLiveTied, NSState, Proposal, step
 from .priors import Prior
 from .progress import Progress
 from .results import Results
-from .run_results import make_results
+from .run_results import NAN_WARNING_FRACTION, make_results
 from .rng import seed_chain_states
 from .run_state import RunRecord
 
@@ -31,6 +32,10 @@ from .run_state import RunRecord
 # 0.1 is kept as the conservative choice (more distinct start points per chain).
 DEFAULT_DELETE_FRACTION = 0.1
 _MAX_INITIAL_DRAW_ROUNDS = 1000
+
+
+class NaNLikelihoodWarning(UserWarning):
+    """More than a negligible share of likelihood evaluations returned NaN or inf."""
 
 
 class SamplerError(ValueError):
@@ -210,7 +215,8 @@ class NestedSampler:
                     running.remove(info.dead_logl, info.nlive_before)
                     record.add(info, running.logz + record.log_volume_offset, running.remaining(state.logl))
                     record.running_logz, record.running_log_x = running.logz, running.log_x
-                    bar.update(record.niter, info.logl_star, running.logz, record.last_remain(), record.nlike)
+                    bar.update(record.niter, info.logl_star, running.logz, record.last_remain(), record.nlike,
+                               record.nnan)
                     stop = callback is not None and callback(record.niter, state, info)
                     now = time.perf_counter()
                     if checkpoint is not None and (guard.requested or now - last_checkpoint >= checkpoint_every):
@@ -259,4 +265,10 @@ class NestedSampler:
     # --- results ---------------------------------------------------------------------------------------------
 
     def _results(self, state, record, settings) -> Results:
-        return make_results(self, state, record, settings)
+        results = make_results(self, state, record, settings)
+        if results.nan_fraction > NAN_WARNING_FRACTION:
+            warnings.warn(f"{results.nnan} of {results.nlike} likelihood evaluations ({100 * results.nan_fraction:.2g}%) "
+                          f"returned NaN or inf; they count as zero likelihood (outside every contour). If the "
+                          f"likelihood should be finite there, check the kernel and the prior ranges.",
+                          NaNLikelihoodWarning, stacklevel=3)
+        return results

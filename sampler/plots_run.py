@@ -26,6 +26,11 @@ def run_plot(results, seed: int = 0):
     axes[0].plot(x, counts, color="0.3", lw=0.8)
     axes[0].set_ylabel("live points")
     axes[0].set_ylim(0, counts.max() * 1.1)
+    nnan = int(getattr(results, "nnan", 0) or 0)
+    if nnan:
+        share = 100.0 * nnan / max(int(results.nlike), 1)
+        axes[0].set_title(f"{nnan} likelihood values were NaN/inf ({share:.2g}% of {results.nlike}), "
+                          f"counted as zero likelihood", fontsize=9, color="firebrick")
 
     axes[1].plot(x, logl, color=POSTERIOR_COLOR, lw=1.2)
     axes[1].set_ylabel(r"$\log\mathcal{L}$")

@@ -23,7 +23,8 @@ class Progress:
                 return
             self._bar = tqdm(total=None, unit="it", file=stream, dynamic_ncols=True, leave=True)
 
-    def update(self, niter: int, logl_star: float, logz: float, logz_remain: float, nlike: int) -> None:
+    def update(self, niter: int, logl_star: float, logz: float, logz_remain: float, nlike: int,
+               nnan: int = 0) -> None:
         if not self.enabled:
             return
         now = time.perf_counter()
@@ -33,7 +34,8 @@ class Progress:
         rate = nlike / max(now - self._start, 1e-9)
         self._bar.n = niter
         self._bar.set_postfix_str(f"logL*={logl_star:.4g} logZ={logz:.4g} "
-                                  f"dlogz={logz_remain:.3g}>{self.dlogz:g} {rate:.3g} evals/s", refresh=True)
+                                  f"dlogz={logz_remain:.3g}>{self.dlogz:g} {rate:.3g} evals/s"
+                                  + (f" NaN={100 * nnan / max(nlike, 1):.2g}%" if nnan else ""), refresh=True)
 
     def close(self) -> None:
         if self._bar is not None:

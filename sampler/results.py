@@ -23,7 +23,14 @@ class Results:
     ``nlike`` counts likelihood values (each gradient evaluation also yields one); ``ngrad`` counts gradients.
     ``diagnostics`` holds per-iteration arrays of length ``niter``: ``logl_star``, ``step_size``,
     ``outside_fraction``, ``reflections`` (mean per chain), ``reflections_per_chain`` (niter, k), ``acceptance``,
-    ``nlike``, ``ngrad`` (per iteration), ``nlive``, ``logz`` and ``logz_remain`` (running estimates).
+    ``nlike``, ``ngrad`` (per iteration), ``nlive``, ``logz`` and ``logz_remain`` (running estimates), and the
+    proposal's ``n_steps``, ``rho_coord``/``rho_logl`` (start-end correlations), ``jumps_tried``/``jumps_accepted``,
+    ``nclusters`` and ``nnan`` per iteration.
+    ``logz_err`` is the larger of ``logz_err_shrinkage`` (simulated shrinkage) and ``logz_err_bootstrap``
+    (resampled threads, which also sees correlated proposals). ``ess``: effective number of independent
+    posterior samples (Kish's, deflated by the chains' start-end correlation); ``samples`` has that many rows.
+    ``nnan``: likelihood evaluations that returned NaN/inf. ``clusters``: posterior modes with their ``mass``
+    and local ``logz``.
     """
 
     name: str
@@ -49,16 +56,31 @@ class Results:
     nnan: int = 0
     clusters: list = field(default_factory=list)
 
+    @property
+    def nan_fraction(self) -> float:
+        """Share of likelihood evaluations that returned NaN or inf (counted as outside every contour)."""
+        return self.nnan / max(self.nlike, 1)
+
     def summary(self) -> str:
         lines = [
             f"{self.name}: logZ = {self.logz:.3f} ± {self.logz_err:.3f}   H = {self.information:.2f} nats",
         ]
+        if self.logz_err_shrinkage is not None and self.logz_err_bootstrap is not None:
+            lines.append(f"  logZ error: {self.logz_err_shrinkage:.3f} from simulated shrinkage, "
+                         f"{self.logz_err_bootstrap:.3f} from resampling threads (the larger is reported)")
         if self.reference_logz is not None:
             dev = (self.logz - self.reference_logz) / self.logz_err if self.logz_err > 0 else float("nan")
             lines.append(f"  reference logZ = {self.reference_logz:.3f}  ({dev:+.2f} sigma)")
         lines.append(f"  {self.niter} iterations, {self.nlike} likelihood and {self.ngrad} gradient evaluations, "
                      f"{self.wall_time:.2f} s")
-        lines.append(f"  {len(self.dead.logl)} dead points, {len(self.samples)} equal-weight samples")
+        lines.append(f"  {len(self.dead.logl)} dead points, {len(self.samples)} equal-weight samples"
+                     + (f" (effective sample size {self.ess:.0f})" if self.ess is not None else ""))
+        if self.nnan:
+            lines.append(f"  {self.nnan} likelihood evaluations ({100 * self.nan_fraction:.2g}%) returned NaN or inf "
+                         f"and were treated as zero likelihood")
+        if len(self.clusters) > 1:
+            parts = ", ".join(f"{100 * c['mass']:.1f}%" for c in self.clusters)
+            lines.append(f"  {len(self.clusters)} posterior modes, posterior mass {parts}")
         if len(self.samples):
             mean = self.samples.mean(axis=0)
             std = self.samples.std(axis=0)

@@ -118,6 +118,10 @@ def _bound(value) -> str:
     return "N" if value is None else repr(float(value))
 
 
+def _maybe_float(value):
+    return None if value is None else float(value)
+
+
 def write_results_json(results, path) -> None:
     """`results.json`: every scalar of Results, the settings, and the versions that produced them."""
     document = {
@@ -129,6 +133,12 @@ def write_results_json(results, path) -> None:
         "nlike": int(results.nlike),
         "ngrad": int(results.ngrad),
         "wall_time": float(results.wall_time),
+        "logz_err_shrinkage": _maybe_float(results.logz_err_shrinkage),
+        "logz_err_bootstrap": _maybe_float(results.logz_err_bootstrap),
+        "ess": _maybe_float(results.ess),
+        "nnan": int(results.nnan),
+        "nan_fraction": float(results.nnan / max(results.nlike, 1)),
+        "clusters": list(results.clusters or []),
         "ndead": int(len(results.dead.logl)),
         "nsamples": int(len(results.samples)),
         "params": list(results.params),
@@ -194,6 +204,8 @@ def read_run_folder(outdir):
         dead=DeadPoints(u=dead_u, theta=theta, logl=logl, logl_birth=logl_birth),
         weights=weights, samples=samples, diagnostics=diagnostics, settings=info.get("settings") or {},
         truths=info.get("truths"), reference_logz=info.get("reference_logz"),
+        logz_err_shrinkage=info.get("logz_err_shrinkage"), logz_err_bootstrap=info.get("logz_err_bootstrap"),
+        ess=info.get("ess"), nnan=int(info.get("nnan", 0)), clusters=list(info.get("clusters") or []),
     )
 
 

@@ -1,0 +1,67 @@
+"""NaN likelihood values count as zero likelihood (outside every contour) and are reported: in the results, the
+summary, results.json, the run plot's title and a warning when their share is not negligible."""
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+from numba import njit
+from scipy import special
+
+from problems import Problem
+from sampler import NestedSampler
+from sampler.nested_sampler import NaNLikelihoodWarning
+from sampler.priors import Prior, Uniform
+
+
+@njit
+def _value(theta, data):
+    if theta[1] > 0.5:
+        return math.nan
+    d0 = (theta[0] - 0.3) / 0.1
+    d1 = (theta[1] - 0.3) / 0.1
+    return -0.5 * (d0 * d0 + d1 * d1)
+
+
+@njit
+def _value_and_grad(theta, data, grad_out, scratch):
+    value = _value(theta, data)
+    grad_out[0] = -(theta[0] - 0.3) / 0.01
+    grad_out[1] = -(theta[1] - 0.3) / 0.01
+    return value
+
+
+def nan_half():
+    """The reproducer's kernel: NaN for b > 0.5; Z = 2 pi 0.01 (Phi(7) - Phi(-3)) (Phi(2) - Phi(-3))."""
+    prior = Prior({"a": Uniform(0.0, 1.0), "b": Uniform(0.0, 1.0)})
+    mass = (special.ndtr(7) - special.ndtr(-3)) * (special.ndtr(2) - special.ndtr(-3))
+    return Problem("nan_half", ["a", "b"], _value, _value_and_grad, (np.zeros(1),), prior,
+                   logz=math.log(2 * math.pi * 0.01 * mass))
+
+
+@pytest.fixture(scope="module")
+def nan_run():
+    problem = nan_half()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = NestedSampler(problem, problem.prior, nlive=200, seed=3).run(progress=False)
+    return problem, res, caught
+
+
+def test_nan_values_are_counted_and_the_evidence_is_that_of_the_finite_region(nan_run):
+    problem, res, _ = nan_run
+    assert res.nnan > 0
+    assert int(res.diagnostics["nnan"].sum()) > 0  # chains met NaN, not only the initial draws
+    assert abs(res.logz - problem.logz) < 3.5 * res.logz_err
+
+
+def test_nan_share_is_reported_in_summary_json_and_a_warning(nan_run, tmp_path):
+    _, res, caught = nan_run
+    assert "returned NaN or inf" in res.summary()
+    assert any(issubclass(w.category, NaNLikelihoodWarning) for w in caught)
+    res.save(tmp_path)
+    info = json.loads((tmp_path / "results.json").read_text())
+    assert info["nnan"] == res.nnan and info["nan_fraction"] == pytest.approx(res.nnan / res.nlike)
+    assert "logz_err_bootstrap" in info and info["ess"] > 0
