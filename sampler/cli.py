@@ -13,6 +13,7 @@ import dataclasses
 import errno
 import signal
 import sys
+import warnings
 from pathlib import Path
 
 EXIT_CONFIG, EXIT_GRADIENT, EXIT_INTERRUPTED = 2, 3, 130
@@ -28,16 +29,27 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_CONFIG
-    from sampler.checkpoint import CheckpointError
-    from sampler.config_yaml import ConfigError
-    from sampler.nested_sampler import SamplerError
-    from sampler.run_folder import RunFolderError
-
     if hasattr(signal, "SIGXFSZ"):
         try:  # a file-size limit (ulimit -f) then fails the write with EFBIG, reported below, instead of killing us
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         except ValueError:  # not the main thread
             pass
+    with warnings.catch_warnings():
+        # Warnings (an unused parameter, NaN likelihood values) are one plain line each, not a source excerpt.
+        warnings.showwarning = _show_warning
+        return _dispatch(args)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"nestgrad: warning: {message}", file=sys.stderr)
+
+
+def _dispatch(args):
+    from sampler.checkpoint import CheckpointError
+    from sampler.config_yaml import ConfigError
+    from sampler.nested_sampler import SamplerError
+    from sampler.run_folder import RunFolderError
+
     try:
         return args.handler(args)
     except (ConfigError, RunFolderError, CheckpointError, SamplerError) as error:

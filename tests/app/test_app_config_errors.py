@@ -86,8 +86,6 @@ CASES = [
      "no data given for the kernel argument 'x'"),
     ("too few params", ("  sigma: {prior: loguniform, low: 0.01, high: 1.0}\n", ""), "params", "params:",
      "theta[1]"),
-    ("too many params", ("sampler:", "  tau: {prior: uniform, low: 0, high: 1}\nsampler:"), "params", "params:",
-     "unused: tau"),
     ("duplicate key", ("  seed: 1", "  seed: 1\n  seed: 2"), "sampler.seed", "seed: 2", "duplicate"),
     ("unknown plot", ("backend: cpu", "backend: cpu\noutput: {plots: [corner, trace, cornr]}"),
      "output.plots[2]", "output:", "did you mean 'corner'"),
@@ -118,6 +116,13 @@ def test_config_error_names_key_and_line(folder, case, capsys):
     assert main(["run", str(path), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("nestgrad: error:") == 1 and "Traceback" not in err and expected in err
+
+
+def test_a_parameter_the_kernel_never_reads_is_a_warning_not_an_error(folder, capsys):
+    path = write(folder, GOOD.replace("sampler:", "  tau: {prior: uniform, low: 0, high: 1}\nsampler:", 1))
+    assert main(["check", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "nestgrad: warning:" in err and "tau" in err and "Traceback" not in err
 
 
 def test_kernel_syntax_error_names_kernel_line(folder):
