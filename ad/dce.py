@@ -65,12 +65,31 @@ def eliminate(stmts, live_out):
                 continue
             s = If(s.cond, then, orelse, s.pos)
         elif isinstance(s, For):
-            body_out = _loop_live_out(s, live)
-            body = eliminate(s.body, body_out)
-            if not body:
+            s = _eliminate_loop(s, live)
+            if s is None:
                 continue
-            s = For(s.var, s.start, s.stop, s.step, body, s.pos, s.counter, s.reverse, s.loop_id)
         live = _step(s, live)
         out.append(s)
     out.reverse()
     return out
+
+
+def _size(stmts):
+    return sum(1 + (_size(s.then) + _size(s.orelse) if isinstance(s, If) else
+                    _size(s.body) if isinstance(s, For) else 0) for s in stmts)
+
+
+def _eliminate_loop(s, live):
+    """``s`` with its body reduced to a fixpoint, or None when nothing is left.  One round is not enough: the
+    liveness it uses was computed on the unreduced body, where a statement that is itself dead (a branch whose
+    results nobody reads) may still read a carried value, keeping that value's computation at the end of the
+    body alive; the next round, on the reduced body, drops it.  Stopping early would leave kept statements
+    reading values that the reduced loop's own liveness (``_step``) no longer keeps alive before the loop."""
+    while True:
+        body = eliminate(s.body, _loop_live_out(s, live))
+        if not body:
+            return None
+        new = For(s.var, s.start, s.stop, s.step, body, s.pos, s.counter, s.reverse, s.loop_id)
+        if _size(body) == _size(s.body):
+            return new
+        s = new

@@ -122,6 +122,9 @@ def _loop(before, loop, body, types, fresh):
             return None
         if w not in inv_names:
             inv_names[w] = fresh(f"{w}_inv")
+            # the copy has the variable's type: an untyped name is emitted as a float, and an integer used as an
+            # index must stay one (fuzz seed 100159, F4 in tests/ad/fuzz/FINDINGS.md)
+            types.types[inv_names[w]] = types.of(w)
             pre.append(Assign(inv_names[w], "copy", [w]))
         return inv_names[w]
 

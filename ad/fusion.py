@@ -18,32 +18,37 @@ from .ir import Assign, Const, For, GradAdd, If, RuleCall, Store, ZeroGrad, is_v
 
 
 def pure_sum_carried(loop, carried, active):
-    """True when every active carried variable of ``loop`` is only summed into."""
-    chain = {v for v in carried if v in active}
+    """True when every active carried variable of ``loop`` is only summed into, each into itself: every version
+    of an accumulator in the body derives from that accumulator's own head value alone (``a, b = b, a`` or
+    ``b = a + x[i]`` with ``b`` carried pass the adjoints *between* accumulators -- the iteration's Jacobian is
+    not the identity -- so the adjoints change from one iteration to the next; F1 in FINDINGS.md)."""
+    origin = {v: v for v in carried if v in active}  # version -> the carried variable it derives from
     changed = True
     while changed:
         changed = False
         for s in walk(loop.body):
-            if isinstance(s, Assign) and s.dst not in chain:
-                hits = [a for a in s.args if is_var(a) and a in chain]
-                if hits and s.op in ("add", "copy") or (s.op == "sub" and s.args[0] in chain):
-                    chain.add(s.dst)
+            if isinstance(s, Assign) and s.dst not in origin:
+                hits = [a for a in s.args if is_var(a) and a in origin]
+                if hits and s.op in ("add", "copy") or (s.op == "sub" and s.args[0] in origin):
+                    origin[s.dst] = origin[hits[0]]
                     changed = True
     for s in walk(loop.body):
         if isinstance(s, Assign):
-            hits = [k for k, a in enumerate(s.args) if is_var(a) and a in chain]
+            hits = [k for k, a in enumerate(s.args) if is_var(a) and a in origin]
             if not hits:
-                if s.dst in chain:
+                if s.dst in origin:
                     return False  # a version of the accumulator computed from something else
                 continue
             if s.op == "copy" or (s.op == "add" and len(hits) == 1) or (s.op == "sub" and hits == [0]):
+                if origin.get(s.dst) != origin[s.args[hits[0]]]:
+                    return False  # one accumulator's value flows into another's (a swap, a rotation)
                 continue
             return False
         elif isinstance(s, (If, For)):
-            if any(u in chain for u in uses(s)):
+            if any(u in origin for u in uses(s)):
                 return False
         elif isinstance(s, RuleCall):
-            if any(is_var(a) and a in chain for a in s.args):
+            if any(is_var(a) and a in origin for a in s.args):
                 return False
     return True
 

@@ -197,14 +197,35 @@ class _Lowerer(CallsMixin):
         index = self.fresh(target)
         self.env[target] = index
         body = self.block(s.body)
-        for n, v in carried_names.items():
-            if n in self.env and self.env[n] != v:
-                body.append(Assign(v, "copy", [self.env[n]]))
+        # the copies back into the carried names are one parallel assignment: after `a, b = b, a` the body's
+        # values of `a` and `b` ARE the carried names of `b` and `a`, so copying them one at a time would read a
+        # carried name already overwritten (F1 in tests/ad/fuzz/FINDINGS.md)
+        pairs = [(v, self.env[n]) for n, v in carried_names.items() if n in self.env and self.env[n] != v]
+        body.extend(self.parallel_copy(pairs))
         # after the loop: carried names hold their final values; loop-local names (and the index) are gone
         self.env = {n: (carried_names.get(n, val)) for n, val in pre.items()}
         if target in pre and target not in carried_names:
             del self.env[target]
         self.emit(For(index, start, stop, step, body, self.where.pos(s)))
+
+    def parallel_copy(self, pairs):
+        """Statements performing the copies ``dst = src`` for all ``(dst, src)`` pairs at once (every ``src`` read
+        before any ``dst`` is written): a copy goes first when no pending copy still reads its destination; a
+        cycle (a swap, a rotation) is broken by saving one destination in a fresh temporary."""
+        pending = dict(pairs)
+        out = []
+        while pending:
+            reads = {src for src in pending.values() if is_var(src)}
+            ready = [d for d in pending if d not in reads]
+            if ready:
+                for d in ready:
+                    out.append(Assign(d, "copy", [pending.pop(d)]))
+                continue
+            d = next(iter(pending))  # every remaining destination is read by another copy: a cycle
+            saved = self.fresh(d.split("__")[0] + "_old")
+            out.append(Assign(saved, "copy", [d]))
+            pending = {k: (saved if is_var(src) and src == d else src) for k, src in pending.items()}
+        return out
 
     # ---- expressions ---------------------------------------------------------------------------------
     def expr(self, e):
@@ -269,6 +290,16 @@ class _Lowerer(CallsMixin):
             right = self.expr(comp)
             parts.append((op, left, right))
             left = right
+        # a comparison of two constants is decided here (`k == k` with `k = 2` propagated): left in the code,
+        # numba's dead-branch pruning folds it itself and can leave a later branch reading a variable it treats
+        # as undefined (fuzz seed 100107, F3 in tests/ad/fuzz/FINDINGS.md)
+        folded = [_fold_cmp(type(op), a.value, b.value) if isinstance(a, Const) and isinstance(b, Const) else None
+                  for op, a, b in parts]
+        if False in folded:
+            return Const(False)  # a chained comparison is a bool: False when any link is
+        parts = [p for p, f in zip(parts, folded) if f is None]
+        if not parts:
+            return Const(True)
         result = None
         for op, a, b in parts:
             t = self.assign(e, "cmp", [a, b], fn=_CMP[type(op)])
@@ -284,6 +315,10 @@ class _Lowerer(CallsMixin):
         first = self.expr(values[0])
         if len(values) == 1:
             return first
+        if isinstance(first, Const):  # decided at compile time, as Python decides it (the operand's value)
+            if bool(first.value) == isinstance(e.op, ast.Or):
+                return first
+            return self.boolop(e, values[1:])
         saved = self.out
         self.out = []
         rest = self.boolop(e, values[1:])
@@ -398,6 +433,15 @@ def _assigned_names(stmts):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
     return names
+
+
+def _fold_cmp(op, a, b):
+    """``a op b`` for two constants (numbers or bools), or None when it cannot be decided."""
+    try:
+        return bool({ast.Lt: lambda: a < b, ast.LtE: lambda: a <= b, ast.Gt: lambda: a > b,
+                     ast.GtE: lambda: a >= b, ast.Eq: lambda: a == b, ast.NotEq: lambda: a != b}[op]())
+    except (KeyError, TypeError):
+        return None
 
 
 def _fold(op, a, b):

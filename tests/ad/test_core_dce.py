@@ -50,3 +50,38 @@ def test_unused_statements_are_removed_from_the_primal():
     text = "import math\n\ndef k(theta, x):\n    waste = math.lgamma(theta[1])\n    return theta[0] * 2.0\n"
     d = ad.differentiate_source(text, "k", filename="<dead>")
     assert "lgamma" not in d.source
+
+
+DEAD_LOOP = '''
+def h(a, x, k):
+    for i in range(len(x)):
+        t = 0 if a else 0
+        a = x[k % len(x)]
+    return 1.5
+
+def k(theta, x):
+    n = x.shape[0]
+    return h(2, x, n) * theta[0] + theta[1]
+'''
+
+
+def test_dead_loop_state_is_removed_to_a_fixpoint():
+    """A dead branch at the top of a loop body reads a carried value that is only computed at its end: one
+    round of elimination kept that computation (``x[k % len(x)]``) but dropped the shape it needs before the
+    loop, and type inference then took the missing ``k`` for a float (fuzz seed 186, FINDINGS.md F2)."""
+    from ad import dce
+    from ad.ir import Assign, Const, For, If
+    body = [Assign("n", "shape", ["x", Const(0)]),
+            Assign("a", "copy", [Const(2)]),
+            For("i", Const(0), "n", Const(1), [
+                If("a", [Assign("s", "copy", [Const(0)])], [Assign("s", "copy", [Const(1)])]),
+                Assign("j", "mod", ["n", Const(3)]),
+                Assign("b", "index", ["x", "j"]),
+                Assign("a", "copy", ["b"])]),
+            Assign("r", "copy", [Const(1.5)])]
+    assert dce.eliminate(body, {"r"}) == [body[-1]]
+    d = ad.differentiate_source(DEAD_LOOP, "k", filename="<dead_loop>")
+    assert "% " not in d.source and " if " not in d.source
+    g = np.zeros(2)
+    assert d.value_and_grad(np.array([0.5, 0.25]), np.array([0.1, 0.2, 0.3]), g) == 1.5 * 0.5 + 0.25
+    np.testing.assert_allclose(g, [1.5, 1.0])

@@ -101,9 +101,8 @@ def test_fuzzer_catches_a_numba_crash(folder, monkeypatch):
 
 
 # construct families with open findings: (feature switches, jit, finding)
-KNOWN = [
-    ({"loop_tuples": True}, False, "F1: tuple assignment inside a loop is evaluated sequentially"),
-]
+# (F1, tuple assignment in a loop, was fixed: its switch ``loop_tuples`` is on in FAST)
+KNOWN = []
 
 
 @pytest.mark.parametrize("features, jit, finding", KNOWN, ids=[k[2].split(":")[0] for k in KNOWN])

@@ -415,3 +415,38 @@ def test_zero_adjoint_against_jax():
                 assert np.isfinite(want) and g[0] == pytest.approx(want, rel=1e-12)
     finally:
         jax.config.update("jax_enable_x64", x64)
+
+
+# ---- fuzz findings F3, F4 (tests/ad/fuzz/FINDINGS.md) ------------------------------------------------------------
+def constant_comparisons(theta, x):
+    """F3: comparisons of constants (`k == k` once `k = 2` is propagated) decided at lowering; in the generated
+    code numba's dead-branch pruning folded them and rejected a later branch's adjoint as undefined."""
+    k = 2
+    f0 = 0.3 * (theta[0] >= theta[1])
+    f1 = theta[1] * theta[0]
+    f0, f1 = f1, f0
+    a = 0.5 * (k == 2) + theta[0] * (k > 3) + theta[1] * (1 < k <= 2) + 1.0 * (3 > k and 5)
+    b = (k < 1) and theta[0]
+    c = (k < 1) or theta[1]
+    if k == k or ((-0.75 * (x[2] >= 0.3)) * k) > max(x[1], -0.75):
+        return f0 + a + b + c
+    return f0 + f1 + (-(x[0] if k <= x.shape[0] else theta[1]))
+
+
+def int_through_inner_loop(theta, x):
+    """F4: an integer carried unchanged through an inner loop, then used as an index: the optimiser's invariant
+    copy of it was emitted as a float (IndexError in Python, a numba typing error in jit)."""
+    n = x.shape[0]
+    f2 = theta[0]
+    k0 = 1
+    for i in range(n):
+        for j in range(2):
+            k0 += 0
+            f2 += theta[1] * x[j]
+        f2 *= x[k0]
+    return f2
+
+
+@pytest.mark.parametrize("fn", [constant_comparisons, int_through_inner_loop])
+def test_fuzz_findings_f3_f4(fn):
+    _agree(fn, _points(2, 3), np.array([0.4, -0.6, 0.9]), dtypes=("float64", "float32"))

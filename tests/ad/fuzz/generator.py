@@ -21,7 +21,7 @@ class Features:
     loops: bool = True            # for i in range(...)
     nested_loops: bool = True     # a loop inside a loop, inner bound may be the outer index
     int_state: bool = True        # integer variables updated in loops and branches
-    swaps: bool = True            # a, b = b, a and a, b = e1, e2 (outside loops)
+    swaps: bool = True            # a, b = b, a / a, b = e1, e2 / a, b, c = c, a, b (in loops: loop_tuples)
     minmax: bool = True           # min / max / abs
     int_divmod: bool = True       # integer // and % (indices x[j % n])
     early_return: bool = True     # if cond: return e   (outside loops)
@@ -33,12 +33,12 @@ class Features:
     cmp_values: bool = True       # comparisons used as numbers: s += (a > b), k + (i < j)
     andor_values: bool = True     # and/or whose operand value is used: (a > 0.0 and b) as a number
     float_divmod: bool = True     # float // and %, math.floor
-    # switches for constructs with open findings (FINDINGS.md), off in FAST
-    loop_tuples: bool = False     # tuple assignment (swap, rotation) inside a loop body: F1
+    loop_tuples: bool = True      # tuple assignment (swap, rotation) inside a loop body (F1, fixed)
+    # switches for constructs with open findings (FINDINGS.md) go here, off in FAST
 
 
 FAST = Features()
-KNOWN_BUGS = dataclasses.replace(FAST, loop_tuples=True)
+KNOWN_BUGS = dataclasses.replace(FAST)  # FAST with the open findings' switches on (none open now)
 ALL_NAMES = [f.name for f in dataclasses.fields(Features)]
 
 
@@ -275,6 +275,12 @@ class Gen:
             v = r.choice(self.ints)
             return [r.choice(["{v} = {e}", "{v} += {e}", "{v} -= {e}"]).format(v=v, e=self.iexpr(d))]
         if k == "swap":
+            if len(self.floats) >= 3 and self.chance(0.3):   # rotation, one value possibly recomputed
+                a, b, c = r.sample(self.floats, 3)
+                rhs = [c, a, b]
+                if self.chance(0.5):
+                    rhs[r.randrange(3)] = self.fexpr(d)
+                return [f"{a}, {b}, {c} = {', '.join(rhs)}"]
             a, b = r.sample(self.floats, 2)
             if self.chance(0.6):
                 return [f"{a}, {b} = {b}, {a}"]
