@@ -46,6 +46,9 @@ def run_plot(results, seed: int = 0):
     axes[2].set_ylim(0, 1.1)
 
     median, bands = _evidence_bands(logl, counts, seed)
+    # Prior mass where the likelihood is NaN/-inf was measured at the initial draws and is part of logZ.
+    offset = float((results.settings or {}).get("log_volume_offset", 0.0) or 0.0)
+    median, bands = median + offset, bands + offset
     axes[3].fill_between(x, bands[0], bands[3], color=POSTERIOR_COLOR, alpha=0.15, lw=0, label="95% band")
     axes[3].fill_between(x, bands[1], bands[2], color=POSTERIOR_COLOR, alpha=0.35, lw=0, label="68% band")
     axes[3].plot(x, median, color=POSTERIOR_COLOR, lw=1.2, label=r"accumulated $\log Z$")

@@ -65,3 +65,13 @@ def test_nan_share_is_reported_in_summary_json_and_a_warning(nan_run, tmp_path):
     info = json.loads((tmp_path / "results.json").read_text())
     assert info["nnan"] == res.nnan and info["nan_fraction"] == pytest.approx(res.nnan / res.nlike)
     assert "logz_err_bootstrap" in info and info["ess"] > 0
+
+
+def test_run_plot_reports_the_nan_share_and_ends_at_the_final_logz(nan_run):
+    from sampler.plots_run import run_plot
+    _, res, _ = nan_run
+    figure = run_plot(res)
+    top, evidence_axis = figure.axes[0], figure.axes[3]
+    assert "NaN/inf" in top.get_title()
+    # The accumulated evidence includes the prior mass where the likelihood is NaN (measured at the draws).
+    assert evidence_axis.lines[0].get_ydata()[-1] == pytest.approx(res.logz, abs=0.02)
