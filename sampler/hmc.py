@@ -88,6 +88,24 @@ def _ellipsoid_count(x, mean, chol, radius2, dense, tmp):
     return count
 
 
+def _correlated_normal(rng_states, j, chol, c, dense, z, out):
+    # out = L_c z for z ~ N(0, I) drawn into z; returns |z| (directions are out / |z|).
+    d = z.shape[0]
+    norm = 0.0
+    for i in range(d):
+        z[i] = draw_normal(rng_states, j)
+        norm += z[i] * z[i]
+    for i in range(d):
+        acc = 0.0
+        if dense:
+            for m in range(i + 1):
+                acc += chol[c, i, m] * z[m]
+        else:
+            acc = chol[c, i, i] * z[i]
+        out[i] = acc
+    return math.sqrt(norm)
+
+
 def _in_cube(y):
     for i in range(y.shape[0]):
         if not (y[i] > 0.0 and y[i] < 1.0):
@@ -122,19 +140,10 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
                 cp = 0
                 while cp < nclusters - 1 and g_cdf[cp] <= r:
                     cp += 1
-                norm = 0.0
+                norm = correlated_normal(rng_states, j, g_chol, cp, dense, tmp, w)
+                radius = math.sqrt(g_radius2[cp]) * draw_uniform(rng_states, j) ** (1.0 / d) / norm
                 for i in range(d):
-                    tmp[i] = draw_normal(rng_states, j)
-                    norm += tmp[i] * tmp[i]
-                radius = math.sqrt(g_radius2[cp]) * draw_uniform(rng_states, j) ** (1.0 / d) / math.sqrt(norm)
-                for i in range(d):
-                    acc = 0.0
-                    if dense:
-                        for m in range(i + 1):
-                            acc += g_chol[cp, i, m] * tmp[m]
-                    else:
-                        acc = g_chol[cp, i, i] * tmp[i]
-                    y[i] = g_mean[cp, i] + radius * acc
+                    y[i] = g_mean[cp, i] + radius * w[i]
                 accept_draw = draw_uniform(rng_states, j)
                 if in_cube(y):
                     count_old = ellipsoid_count(u, g_mean, g_chol, g_radius2, dense, tmp)
@@ -152,19 +161,10 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
                             logl = ly
                             c = region(u, g_mean, g_chol, g_radius2, dense, tmp)
             # Fresh direction in cluster c's metric: a Gibbs update of v at fixed u, valid at any fixed schedule.
-            norm = 0.0
+            norm = correlated_normal(rng_states, j, g_chol, c, dense, tmp, v)
+            scale = step_sizes[j] / norm
             for i in range(d):
-                tmp[i] = draw_normal(rng_states, j)
-                norm += tmp[i] * tmp[i]
-            scale = step_sizes[j] / math.sqrt(norm)
-            for i in range(d):
-                acc = 0.0
-                if dense:
-                    for m in range(i + 1):
-                        acc += g_chol[c, i, m] * tmp[m]
-                else:
-                    acc = g_chol[c, i, i] * tmp[i]
-                v[i] = scale * acc
+                v[i] *= scale
         stats[j, STAT_STEPS] += 1
         for i in range(d):
             y[i] = u[i] + v[i]
@@ -290,9 +290,10 @@ def chain_function(value, value_and_grad, transform, draw_normal, draw_uniform, 
     region = _bind(_region, jit, mahalanobis2=mahalanobis2)
     ellipsoid_count = _bind(_ellipsoid_count, jit, mahalanobis2=mahalanobis2)
     in_cube = _bind(_in_cube, jit)
+    correlated_normal = _bind(_correlated_normal, jit, draw_normal=draw_normal)
     return _bind(_chain, jit, value=value, value_and_grad=value_and_grad, transform=transform,
-                 draw_normal=draw_normal, draw_uniform=draw_uniform, region=region,
-                 ellipsoid_count=ellipsoid_count, in_cube=in_cube)
+                 draw_uniform=draw_uniform, region=region, ellipsoid_count=ellipsoid_count, in_cube=in_cube,
+                 correlated_normal=correlated_normal)
 
 
 # --- the CPU kernel ---------------------------------------------------------------------------------------------
