@@ -58,7 +58,7 @@ class HMCSettings(NamedTuple):
     metric: str = "auto"
     dense_max_dim: int = 50
     clustering: bool = True
-    recluster_every: int = 5
+    recluster_every: int = 10
     jumps: int | None = None
     jumps_wanted: float = 6.0
     max_jumps: int = 20

@@ -133,12 +133,13 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     removed, survivors = order[:m], np.sort(order[m:])
 
     labels = _survivor_labels(state, survivors, settings)
-    geometry = geo.build(state.u[survivors], labels, proposal.dense)
+    dense = proposal.dense and geo.correlated(state.u[survivors])
+    geometry = geo.build(state.u[survivors], labels, dense)
     starts = survivors[generator.integers(0, survivors.size, size=k)]
     step_sizes = state.step_size * np.exp(settings.step_jitter * generator.standard_normal(k))
     ctrl = np.zeros(4, np.int64)
     ctrl[CTRL_N_STEPS], ctrl[CTRL_REFRESH] = state.n_steps, settings.refresh_every
-    ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE] = state.jumps, int(proposal.dense)
+    ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE] = state.jumps, int(dense)
     chain_rng = state.chain_rng.copy()
     ws = proposal.workspace
     u_start = np.ascontiguousarray(state.u[starts])
