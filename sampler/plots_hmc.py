@@ -16,12 +16,12 @@ def hmc_plot(results):
     diag = results.diagnostics
     niter = len(np.asarray(diag.get("logl_star", diag.get("step_size", []))))
     it = np.arange(1, niter + 1)
-    figure, axes = plt.subplots(2, 2, figsize=(10.0, 6.5), sharex=True, constrained_layout=True)
+    figure, axes = plt.subplots(3, 2, figsize=(10.0, 9.5), sharex=True, constrained_layout=True)
 
     ax = axes[0, 0]
     _series(ax, it, diag, "step_size", POSTERIOR_COLOR, "step size")
     ax.set_yscale("log")
-    ax.set_ylabel("step size (unit cube)")
+    ax.set_ylabel("step size (whitened units)")
 
     ax = axes[0, 1]
     _series(ax, it, diag, "outside_fraction", TRUTH_COLOR, "outside fraction")
@@ -45,19 +45,41 @@ def hmc_plot(results):
     else:
         _series(ax, it, diag, "reflections", POSTERIOR_COLOR, "mean per chain")
     ax.set_ylabel("reflections per chain")
-    ax.set_xlabel("iteration")
     ax.legend(loc="best")
 
     ax = axes[1, 1]
     _series(ax, it, diag, "nlike", POSTERIOR_COLOR, "likelihood values")
     _series(ax, it, diag, "ngrad", TRUTH_COLOR, "gradients")
     ax.set_ylabel("evaluations per iteration")
-    ax.set_xlabel("iteration")
     counts = [np.asarray(line.get_ydata(), dtype=float) for line in ax.get_lines()]
     if counts and min(c.min() for c in counts) > 0 and max(c.max() for c in counts) > 20 * min(c.min() for c in counts):
         ax.set_yscale("log")  # only when the counts span more than a decade and a bit
     ax.set_ylim(bottom=0 if ax.get_yscale() == "linear" else None)
     ax.legend(loc="best")
+
+    hmc = (results.settings or {}).get("hmc", {})
+    hmc = hmc if isinstance(hmc, dict) else {}
+    ax = axes[2, 0]
+    _series(ax, it, diag, "rho_coord", POSTERIOR_COLOR, "coordinates")
+    _series(ax, it, diag, "rho_logl", TRUTH_COLOR, "logL ranks")
+    if hmc.get("target_correlation") is not None:
+        ax.axhline(float(hmc["target_correlation"]), color="0.3", lw=0.8, ls="--", label="lengthen above")
+    ax.set_ylabel("start-end correlation of chains")
+    ax.set_xlabel("iteration")
+    ax.legend(loc="best")
+
+    ax = axes[2, 1]
+    _series(ax, it, diag, "n_steps", POSTERIOR_COLOR, "steps per trajectory")
+    tried = np.asarray(diag.get("jumps_tried", []), dtype=float)
+    if tried.size == niter and tried.size and tried.sum() > 0:
+        accepted = np.asarray(diag["jumps_accepted"], dtype=float) / np.maximum(tried, 1.0)
+        twin = ax.twinx()
+        twin.plot(it, running_median(accepted), color=TRUTH_COLOR, lw=1.5, label="jump acceptance")
+        twin.set_ylim(0, 1)
+        twin.set_ylabel("jump acceptance", color=TRUTH_COLOR)
+    ax.set_ylabel("steps per trajectory")
+    ax.set_xlabel("iteration")
+    ax.legend(loc="upper left")
 
     settings = results.settings or {}
     k = _chains(settings)
