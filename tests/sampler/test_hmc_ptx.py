@@ -1,0 +1,33 @@
+"""The sampler's fused chain kernel (metric, regions, jumps, reflections) type-checks for a real GPU:
+``numba.cuda.compile_ptx(..., cc=(9, 0))`` on the same body the CPU runs. The CUDA simulator runs that body too
+(test_hmc_gpu.py) but does not type-check it."""
+
+import types
+
+import numba
+import numpy as np
+import pytest
+
+cuda = pytest.importorskip("numba.cuda")
+
+import problems  # noqa: E402
+from sampler.hmc_gpu import make_gpu_chain_kernel  # noqa: E402
+
+
+def test_chain_kernel_compiles_to_ptx_for_sm90(monkeypatch):
+    from numba.cuda import dispatcher
+    # device functions ask the (absent) driver for the compute capability; give them the target's
+    monkeypatch.setattr(dispatcher, "get_current_device",
+                        lambda: types.SimpleNamespace(compute_capability=(9, 0)), raising=False)
+    prob = problems.gaussian(3)
+    kern = prob.cpu_kernels()
+    dev = cuda.jit(device=True)
+    advance = make_gpu_chain_kernel(dev(kern.value.py_func), dev(kern.value_and_grad.py_func))
+    f8, i8, u8 = numba.float64, numba.int64, numba.uint64
+    mat, vec, cube = f8[:, ::1], f8[::1], f8[:, :, ::1]
+    signature = (mat, vec, f8, vec, i8[::1], u8[:, ::1], numba.typeof(kern.data), i8[::1], mat,
+                 mat, cube, cube, vec, vec,
+                 mat, mat, mat, mat, mat, mat, mat, mat, mat, mat,
+                 mat, mat, vec, i8[::1], i8[:, ::1])
+    ptx, _ = cuda.compile_ptx(advance.py_func, signature, cc=(9, 0))
+    assert ".entry" in ptx and ".target sm_90" in ptx
