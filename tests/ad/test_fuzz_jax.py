@@ -1,12 +1,10 @@
 """Differential fuzzing of ``ad`` against JAX (issue 14): random kernels, same source, three evaluations.
 
 Design in ``tests/ad/fuzz/__init__.py``; open findings in ``tests/ad/fuzz/FINDINGS.md``. The fast suite runs
-the generator's ``FAST`` features (constructs that currently pass); each construct family with an open finding
-has its own switch, exercised by an ``xfail`` test below that names the finding, so a fix in ``ad`` can turn it
-on in ``FAST``. Seeds are fixed: a failure message holds the kernel source and the point, and
+the generator's ``FAST`` features; every construct family is on (no finding is open). A family found wrong
+gets its own switch, off in ``FAST`` until ``ad`` is fixed, with the finding in FINDINGS.md. Seeds are fixed: a failure message holds the kernel source and the point, and
 ``python -m tests.ad.fuzz.reduce SEED`` minimises it.
 """
-import dataclasses
 import importlib.util
 import pathlib
 import sys
@@ -98,16 +96,3 @@ def test_fuzzer_catches_a_numba_crash(folder, monkeypatch):
     monkeypatch.setattr("ad.Derivative.jit", broken)
     out = runner.run_case(0, generator.FAST, size=FAST_SIZE, folder=folder, jit=True)
     assert out.status == "fail" and out.kind == "numba", out.report()
-
-
-# construct families with open findings: (feature switches, jit, finding)
-# (F1, tuple assignment in a loop, was fixed: its switch ``loop_tuples`` is on in FAST)
-KNOWN = []
-
-
-@pytest.mark.parametrize("features, jit, finding", KNOWN, ids=[k[2].split(":")[0] for k in KNOWN])
-def test_fuzz_known_bug_features(features, jit, finding, folder, request):
-    request.applymarker(pytest.mark.xfail(strict=False, reason=f"open finding {finding} (FINDINGS.md)"))
-    feats = dataclasses.replace(generator.FAST, **features)
-    outcomes = _run(range(500, 560), feats, folder, FAST_SIZE, 1 if jit else 10**9, stop_at_first=True)
-    _check(outcomes)
