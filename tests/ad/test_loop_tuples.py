@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ad
+from jit_agreement import assert_jit_agrees
 
 RNG = np.random.default_rng(1401)
 X5 = np.array([0.25, -0.5, 0.75, 0.1, -0.3])
@@ -35,13 +36,7 @@ def _agree(fn, thetas, *consts, jit=True, dtypes=("float64",), rtol=1e-6):
         check = ad.check_gradient(fn, theta, *consts, rtol=rtol)
         assert check.ok, f"{fn.__name__} at {theta}:\n{check}"
         for dt, j in jitted.items():
-            cs = [c.astype(dt) if isinstance(c, np.ndarray) and c.dtype.kind == "f" else c for c in consts]
-            gj = np.zeros(theta.shape, dt)
-            vj = j.value_and_grad(theta.astype(dt), *cs, gj)
-            tol = 1e-10 if dt == "float64" else 2e-4
-            scale = max(1.0, abs(v), np.abs(g).max())
-            assert abs(vj - v) <= tol * scale, (fn.__name__, dt, vj, v)
-            assert np.abs(gj - g).max() <= tol * scale, (fn.__name__, dt, gj, g)
+            assert_jit_agrees(j, dt, theta, consts, v, g, fn.__name__)
     return d
 
 

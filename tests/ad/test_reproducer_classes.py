@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import ad
+from jit_agreement import assert_jit_agrees
 
 RNG = np.random.default_rng(14)
 X7 = np.linspace(-1.0, 1.0, 7)
@@ -31,14 +32,7 @@ def _agree(fn, thetas, *consts, dtypes=("float64",), rtol=1e-6):
         g = np.zeros_like(theta)
         v = d.value_and_grad(theta, *consts, g)
         for dt in dtypes:
-            j = d.jit(dtype=dt)
-            cs = [c.astype(dt) if isinstance(c, np.ndarray) and c.dtype.kind == "f" else c for c in consts]
-            gj = np.zeros(theta.shape, dt)
-            vj = j.value_and_grad(theta.astype(dt), *cs, gj)
-            tol = 1e-10 if dt == "float64" else 2e-4
-            scale = max(1.0, abs(v), np.abs(g).max())
-            assert abs(vj - v) <= tol * scale, (fn.__name__, dt, vj, v)
-            assert np.abs(gj - g).max() <= tol * scale, (fn.__name__, dt, gj, g)
+            assert_jit_agrees(d.jit(dtype=dt), dt, theta, consts, v, g, fn.__name__)
     return d
 
 
