@@ -22,14 +22,6 @@ from . import geometry as geo
 SMOOTHING = 0.3  # weight of the newest iteration in the running correlation that adapts the trajectory length
 
 
-def _whitened(geometry, x, cluster):
-    out = np.empty_like(x)
-    for c in np.unique(cluster):
-        rows = np.flatnonzero(cluster == c)
-        out[rows] = np.linalg.solve(geometry.chol[c], (x[rows] - geometry.mean[c]).T).T
-    return out
-
-
 def _ranks(a):
     r = np.empty(a.size)
     r[np.argsort(a, kind="stable")] = np.arange(a.size)
@@ -40,8 +32,8 @@ def chain_correlation(geometry, u_start, u_end, logl_start, logl_end):
     """(rho_coord, rho_logl) of one iteration's chains (see the module docstring)."""
     if u_start.shape[0] < 3:
         return 0.0, 0.0
-    ws = _whitened(geometry, u_start, geo.regions(geometry, u_start))
-    we = _whitened(geometry, u_end, geo.regions(geometry, u_end))
+    ws = geo.whiten(geometry, u_start, geo.regions(geometry, u_start))
+    we = geo.whiten(geometry, u_end, geo.regions(geometry, u_end))
     denom = np.sqrt(np.sum(ws * ws) * np.sum(we * we))
     rho_coord = float(np.sum(ws * we) / denom) if denom > 0 else 0.0
     rs, re = _ranks(np.asarray(logl_start)), _ranks(np.asarray(logl_end))

@@ -102,13 +102,23 @@ def correlated(points) -> bool:
     return bool(np.nanmax(np.abs(corr)) > CORRELATED)
 
 
+def whiten(geometry: Geometry, x, cluster) -> np.ndarray:
+    """``L_c^-1 (x - mu_c)`` for each row of ``x`` (m, d), ``c`` the row's entry of ``cluster`` (m,)."""
+    x = np.atleast_2d(x)
+    out = np.empty_like(x, dtype=np.float64)
+    for c in np.unique(cluster):
+        rows = np.flatnonzero(cluster == c)
+        out[rows] = np.linalg.solve(geometry.chol[c], (x[rows] - geometry.mean[c]).T).T
+    return out
+
+
 def scaled_distance2(geometry: Geometry, x) -> np.ndarray:
     """(m, C) squared Mahalanobis distances of points ``x`` (m, d) to each cluster, divided by ``radius2``."""
     x = np.atleast_2d(x)
     out = np.empty((x.shape[0], geometry.nclusters))
     for c in range(geometry.nclusters):
-        white = np.linalg.solve(geometry.chol[c], (x - geometry.mean[c]).T)
-        out[:, c] = np.einsum("ij,ij->j", white, white) / geometry.radius2[c]
+        white = whiten(geometry, x, np.full(x.shape[0], c))
+        out[:, c] = np.einsum("ij,ij->i", white, white) / geometry.radius2[c]
     return out
 
 
