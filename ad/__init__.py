@@ -2,6 +2,12 @@
 
 ``ad.differentiate(fn, wrt="theta")`` → ``ad.Derivative`` (see DESIGN.md and docs/internals.md §1).
 """
+
+if __name__ == "ad":  # imported by its pre-package name from a source checkout: become nestgrad.ad
+    from nestgrad._legacy_names import alias_if_old_name
+
+    alias_if_old_name(__name__)
+
 from . import special
 from .check import GradientCheck, check_gradient
 from .derivative import Derivative, differentiate, differentiate_source

@@ -15,6 +15,7 @@ from .ir import Assign, Const, RuleCall
 from .restructure import restructure
 
 _RET = "__return__"
+_AD_PACKAGE = __name__.rsplit(".", 1)[0] + "."  # functions of the differentiator itself (ad.special)
 _MAX_INLINE_DEPTH = 32
 
 
@@ -180,7 +181,7 @@ def _inlinable(fn):
     """User code and ad.special are inlined; library functions (numpy, scipy, the standard library) are not:
     their bodies are outside the kernel subset, so they need a rule instead."""
     top = (getattr(fn, "__module__", None) or "").split(".")[0]
-    if top == "ad" or fn in rules._USER_RULES:
+    if (getattr(fn, "__module__", None) or "").startswith(_AD_PACKAGE) or fn in rules._USER_RULES:
         return True
     return top not in _LIBRARIES and top not in getattr(sys, "stdlib_module_names", ())
 

@@ -110,6 +110,7 @@ class FunctionRule:
 
 
 _USER_RULES = {}
+_SPECIAL_MODULE = __name__.rsplit(".", 1)[0] + ".special"  # nestgrad.ad.special
 
 
 def rule(primal):
@@ -133,7 +134,7 @@ def lookup(fn):
     if fn in _USER_RULES:
         return _USER_RULES[fn]
     name = getattr(fn, "__name__", None)
-    if getattr(fn, "__module__", None) == "ad.special" and name in SPECIAL_RULES:
+    if getattr(fn, "__module__", None) == _SPECIAL_MODULE and name in SPECIAL_RULES:
         return TemplateRule(name, SPECIAL_RULES[name])
     return None
 

@@ -4,6 +4,12 @@
 ``fn(theta, *data)``; ``likelihoods.builtin`` holds ready-made problems. See docs/internals.md §2.
 """
 
+if __name__ == "likelihoods":  # imported by its pre-package name from a source checkout: become nestgrad.likelihoods
+    from nestgrad._legacy_names import alias_if_old_name
+
+    alias_if_old_name(__name__)
+
+
 from . import builtin
 from .errors import DataError, KernelIndexError, LikelihoodError, ParamsError
 from .gradcheck import GradientReport

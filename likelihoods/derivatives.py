@@ -17,7 +17,7 @@ FASTMATH = frozenset({"reassoc", "contract", "arcp", "nsz", "afn"})
 def from_kernel(kernel):
     """``ad`` Derivative of a :class:`KernelSource` with respect to its first argument."""
     try:
-        import ad
+        from nestgrad import ad
     except ImportError as err:  # pragma: no cover - only while ad/ is being written
         raise LikelihoodError(f"the differentiator package 'ad' cannot be imported ({err})") from None
     wrt = kernel.arg_names[0] if kernel.arg_names else "theta"

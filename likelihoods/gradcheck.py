@@ -12,7 +12,7 @@ from typing import Optional
 
 import numpy as np
 
-from ad import check
+from nestgrad.ad import check
 
 FD_TOLERANCE = 2e-5        # adaptive differences agree to ~1e-9 on smooth kernels; room for long sums
 ANALYTIC_TOLERANCE = 1e-7  # AD and a hand-derived formula differ only by summation order

@@ -16,6 +16,11 @@ from dataclasses import dataclass, field
 
 from .index_forms import Access, Affine, Loop, combine
 
+def _is_ad(obj):
+    """A function of nestgrad's differentiator (ad.special): it has rules, so its body is not followed."""
+    return (getattr(obj, "__module__", None) or "").startswith("nestgrad.ad.")
+
+
 _SCALAR_MODULES = {"math", "special", "ad", "np", "numpy"}  # calls into these take numbers, not arrays
 _MAX_DEPTH = 32
 
@@ -330,10 +335,10 @@ class _Walker:
             return self.functions[func.id], self.filename, None
         obj = (self.namespace or {}).get(func.id)
         top = (getattr(obj, "__module__", None) or "").split(".")[0]
-        if not hasattr(obj, "__code__") or top in ("ad", "numpy", "scipy", "numba", "math"):
+        if not hasattr(obj, "__code__") or (top in ("numpy", "scipy", "numba", "math") or _is_ad(obj)):
             return None
         try:
-            from ad import parse
+            from nestgrad.ad import parse
 
             source = parse.from_function(obj)
         except Exception:  # no source to read: a function we cannot follow

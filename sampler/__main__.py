@@ -1,4 +1,4 @@
-"""`python -m sampler ...` is the `nestgrad` command (for checkouts where the console script is not installed)."""
-from sampler.cli import main
+"""`python -m nestgrad.sampler ...` is the `nestgrad` command."""
+from nestgrad.sampler.cli import main
 
 raise SystemExit(main())

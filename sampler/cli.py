@@ -45,10 +45,10 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def _dispatch(args):
-    from sampler.checkpoint import CheckpointError
-    from sampler.config_yaml import ConfigError
-    from sampler.nested_sampler import SamplerError
-    from sampler.run_folder import RunFolderError
+    from nestgrad.sampler.checkpoint import CheckpointError
+    from nestgrad.sampler.config_yaml import ConfigError
+    from nestgrad.sampler.nested_sampler import SamplerError
+    from nestgrad.sampler.run_folder import RunFolderError
 
     try:
         return args.handler(args)
@@ -106,10 +106,10 @@ def _parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------------------------------- run
 
 def cmd_run(args) -> int:
-    from sampler import config as cfg
-    from sampler.checkpoint import CheckpointWriteError
-    from sampler.plots import make_plots
-    from sampler.run_folder import RunFolderError, write_run_folder
+    from nestgrad.sampler import config as cfg
+    from nestgrad.sampler.checkpoint import CheckpointWriteError
+    from nestgrad.sampler.plots import make_plots
+    from nestgrad.sampler.run_folder import RunFolderError, write_run_folder
 
     config = _with_overrides(cfg.load(args.config), args)
     outdir = config.output.dir
@@ -151,7 +151,7 @@ def cmd_run(args) -> int:
     try:
         write_run_folder(results, outdir)
         if report is not None:
-            from sampler.plots_gradient import write_gradient_check
+            from nestgrad.sampler.plots_gradient import write_gradient_check
 
             write_gradient_check(report, problem.params, outdir)
         if config.output.plots:
@@ -185,8 +185,8 @@ def _with_overrides(config, args):
 
 def _check_option(name, value) -> None:
     """A numeric command-line option against its range in `config_schema.NUMERIC`."""
-    from sampler.config_schema import NUMERIC, range_problem
-    from sampler.config_yaml import ConfigError
+    from nestgrad.sampler.config_schema import NUMERIC, range_problem
+    from nestgrad.sampler.config_yaml import ConfigError
 
     problem = range_problem(value, NUMERIC[name])
     if problem:
@@ -221,7 +221,7 @@ def gradient_check(problem, n: int, seed: int):
 # ------------------------------------------------------------------------------------------ check / plot
 
 def cmd_check(args) -> int:
-    from sampler import config as cfg
+    from nestgrad.sampler import config as cfg
 
     _check_option("-n", args.n)
     _check_option("--seed", args.seed)
@@ -234,8 +234,8 @@ def cmd_check(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from sampler.plots import PLOT_KINDS, make_plots
-    from sampler.run_folder import read_run_folder
+    from nestgrad.sampler.plots import PLOT_KINDS, make_plots
+    from nestgrad.sampler.run_folder import read_run_folder
 
     kinds = args.kinds or PLOT_KINDS
     unknown = [k for k in kinds if k not in PLOT_KINDS]
@@ -257,7 +257,7 @@ def cmd_plot(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from likelihoods import builtin
+    from nestgrad.likelihoods import builtin
 
     for name in builtin.names():
         model = builtin.get(name)

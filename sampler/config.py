@@ -18,10 +18,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sampler.config_kernel import (data_shape_problem, import_function, load_data, parse_kernel,
+from nestgrad.sampler.config_kernel import (data_shape_problem, import_function, load_data, parse_kernel,
                                    theta_count_problem)
-from sampler.config_schema import Config, number_problem, validate
-from sampler.config_yaml import MAX_BYTES, ConfigError, parse_yaml, suggest, too_large
+from nestgrad.sampler.config_schema import Config, number_problem, validate
+from nestgrad.sampler.config_yaml import MAX_BYTES, ConfigError, parse_yaml, suggest, too_large
 
 __all__ = ["ConfigError", "Config", "Problem", "load", "build", "run_config", "default_config_text"]
 
@@ -39,7 +39,7 @@ class Problem(NamedTuple):
 
 
 def default_config_text() -> str:
-    return resources.files("sampler").joinpath(DEFAULT_CONFIG).read_text(encoding="utf-8")
+    return resources.files(__package__).joinpath(DEFAULT_CONFIG).read_text(encoding="utf-8")
 
 
 def load(path=None) -> Config:
@@ -81,7 +81,7 @@ def _read_text(path: Path, display: str) -> str:
 def _check_hmc(config: Config) -> Config:
     """`sampler.hmc`: unknown keys and value types here, at the YAML line; the ranges are `HMCSettings`' own
     (its `from_any` names the setting, which becomes the key path). Integer settings written 50.0 become 50."""
-    from sampler.hmc import HMCSettings
+    from nestgrad.sampler.hmc import HMCSettings
 
     values = dict(config.sampler.hmc)
     for key, value in values.items():
@@ -158,7 +158,7 @@ def _check_likelihood(config: Config) -> None:
 
 def _differentiate(config: Config, fn):
     """Run the differentiator now (milliseconds), so a kernel it rejects fails at load with file:line:col."""
-    import ad
+    from nestgrad import ad
 
     try:
         ad.differentiate(fn, wrt=fn.__code__.co_varnames[0])
@@ -167,7 +167,7 @@ def _differentiate(config: Config, fn):
 
 
 def _builtin(config: Config):
-    from likelihoods import builtin
+    from nestgrad.likelihoods import builtin
 
     spec = config.likelihood
     names = list(builtin.names())
@@ -198,7 +198,7 @@ def _builtin(config: Config):
 
 def _prior(config: Config, defaults: dict | None = None):
     """The sampler's Prior; params without a prior take the built-in's default from `defaults`."""
-    from sampler import priors
+    from nestgrad.sampler import priors
 
     distributions = {}
     order = list(defaults) if defaults is not None else [p.name for p in config.params]
@@ -223,7 +223,7 @@ def _prior(config: Config, defaults: dict | None = None):
 
 def build(config: Config) -> Problem:
     """Construct the likelihood (compiles nothing yet: numba compiles on first call) and the prior."""
-    from likelihoods import Likelihood
+    from nestgrad.likelihoods import Likelihood
 
     spec = config.likelihood
     if spec.builtin is not None:
@@ -255,7 +255,7 @@ def build(config: Config) -> Problem:
 
 def _construct(config: Config, make):
     """Call a likelihood constructor; what it rejects becomes a config error at the key responsible."""
-    import ad
+    from nestgrad import ad
 
     try:
         return make()
@@ -304,7 +304,7 @@ def sampler_arguments(config: Config) -> tuple[dict, dict]:
 
 def run_config(path_or_config=None, *, outdir=None, resume=False, progress=False, plots=True):
     """Run a config end to end: sample (checkpointing into the output folder), write the run folder and plots."""
-    from sampler.run_folder import write_run_folder
+    from nestgrad.sampler.run_folder import write_run_folder
 
     config = path_or_config if isinstance(path_or_config, Config) else load(path_or_config)
     outdir = Path(outdir) if outdir is not None else config.output.dir
@@ -316,14 +316,14 @@ def run_config(path_or_config=None, *, outdir=None, resume=False, progress=False
     finish_results(results, config, problem)
     write_run_folder(results, outdir)
     if plots and config.output.plots:
-        from sampler.plots import make_plots
+        from nestgrad.sampler.plots import make_plots
 
         make_plots(results, outdir, kinds=config.output.plots)
     return results
 
 
 def make_sampler(config: Config, problem: Problem):
-    from sampler import NestedSampler
+    from nestgrad.sampler import NestedSampler
 
     init, _ = sampler_arguments(config)
     try:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from likelihoods import bounds, kernel_use
-from likelihoods.data import shape_problem
-from sampler.config_yaml import ConfigError, suggest
+from nestgrad.likelihoods import bounds, kernel_use
+from nestgrad.likelihoods.data import shape_problem
+from nestgrad.sampler.config_yaml import ConfigError, suggest
 
 
 def parse_kernel(file: Path, function: str, where: str) -> tuple[ast.FunctionDef, kernel_use.KernelUse]:

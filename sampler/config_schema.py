@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from sampler.config_yaml import ConfigError, key_path, suggest
+from nestgrad.sampler.config_yaml import ConfigError, key_path, suggest
 
 BACKENDS = ("auto", "cpu", "gpu", "python")
 DTYPES = ("float64", "float32")

@@ -27,7 +27,7 @@ POSTERIOR_COLOR, TRUTH_COLOR, REFERENCE_COLOR = "#1f4e99", "#d95f02", "#1b9e77"
 
 def make_plots(results, outdir, kinds=PLOT_KINDS) -> list[Path]:
     """Make the requested plots; returns the PNG paths written (the PDFs sit next to them)."""
-    from sampler import plots_corner, plots_gradient, plots_hmc, plots_run
+    from nestgrad.sampler import plots_corner, plots_gradient, plots_hmc, plots_run
 
     folder = Path(outdir) / "plots"
     folder.mkdir(parents=True, exist_ok=True)
@@ -68,7 +68,7 @@ def label(results, name: str) -> str:
 
 def minus_log_x(results) -> np.ndarray:
     """E[-log X] at each dead point (sorted by logL, as the run folder stores them)."""
-    from sampler.evidence import live_counts
+    from nestgrad.sampler.evidence import live_counts
 
     return np.cumsum(1.0 / live_counts(results.dead.logl, results.dead.logl_birth))
 
@@ -91,7 +91,7 @@ def posterior_range(results, j: int, pad: float = 0.15) -> tuple[float, float]:
     # never pad past a hard prior bound: no posterior mass can lie there, and smoothing would draw some
     spec = ((results.settings or {}).get("prior") or {}).get(results.params[j])
     if spec:
-        from sampler.run_folder import prior_bounds
+        from nestgrad.sampler.run_folder import prior_bounds
 
         bound_lo, bound_hi = prior_bounds(spec[0], spec[1:])
         lo = lo if bound_lo is None else max(lo, bound_lo)

@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 from scipy.ndimage import gaussian_filter
 
-from sampler.plots import POSTERIOR_COLOR, TRUTH_COLOR, label, posterior_range, weighted_quantiles
+from nestgrad.sampler.plots import POSTERIOR_COLOR, TRUTH_COLOR, label, posterior_range, weighted_quantiles
 
 MAX_PARAMS = 10   # beyond this a corner plot is unreadable: the first MAX_PARAMS are shown
 BINS_1D, BINS_2D = 30, 30

@@ -12,7 +12,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sampler.plots import POSTERIOR_COLOR, REFERENCE_COLOR, TRUTH_COLOR
+from nestgrad.sampler.plots import POSTERIOR_COLOR, REFERENCE_COLOR, TRUTH_COLOR
 
 CHECK_JSON = "gradient_check.json"
 FLOOR = 1e-17   # relative errors of exactly zero are drawn here on the log axis
@@ -20,7 +20,7 @@ FLOOR = 1e-17   # relative errors of exactly zero are drawn here on the log axis
 
 def write_gradient_check(report, params, outdir) -> Path:
     """Store the report's gradients (JSON: lists of floats; non-finite values as null)."""
-    from likelihoods.gradcheck import ANALYTIC_TOLERANCE, FD_TOLERANCE
+    from nestgrad.likelihoods.gradcheck import ANALYTIC_TOLERANCE, FD_TOLERANCE
 
     def table(array):
         if array is None:
@@ -51,7 +51,7 @@ def read_gradient_check(outdir) -> dict:
 
 
 def gradient_plot(check: dict):
-    from likelihoods.gradcheck import relative_error
+    from nestgrad.likelihoods.gradcheck import relative_error
 
     params = check["params"]
     d = len(params)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sampler.plots import POSTERIOR_COLOR, TRUTH_COLOR
+from nestgrad.sampler.plots import POSTERIOR_COLOR, TRUTH_COLOR
 
 
 def hmc_plot(results):

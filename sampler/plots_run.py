@@ -9,13 +9,13 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sampler.plots import POSTERIOR_COLOR, REFERENCE_COLOR, TRUTH_COLOR, label, minus_log_x, posterior_range
+from nestgrad.sampler.plots import POSTERIOR_COLOR, REFERENCE_COLOR, TRUTH_COLOR, label, minus_log_x, posterior_range
 
 NDRAWS = 100   # simulated shrinkage sequences for the evidence band
 
 
 def run_plot(results, seed: int = 0):
-    from sampler.evidence import live_counts
+    from nestgrad.sampler.evidence import live_counts
 
     logl = results.dead.logl
     counts = live_counts(logl, results.dead.logl_birth)

@@ -297,24 +297,29 @@ class Prior:
 
     @classmethod
     def from_spec(cls, spec, latex=None) -> "Prior":
-        """``{name: (family, *args)}``, ``{name: {"family": f, **kwargs}}`` or ``{name: Distribution}``."""
-        dists = {}
+        """``{name: (family, *args)}``, ``{name: {"prior": f, **kwargs}}`` (as in the YAML; ``"family"`` is
+        accepted for ``"prior"``, and a ``"latex"`` label is kept) or ``{name: Distribution}``."""
+        dists, labels = {}, dict(latex or {})
         for name, item in dict(spec).items():
             try:
                 if isinstance(item, Distribution):
                     dists[name] = item
                 elif isinstance(item, dict):
                     kw = dict(item)
-                    if "family" not in kw:
-                        raise PriorError("a dict spec needs a 'family' key")
-                    dists[name] = make(kw.pop("family"), **kw)
+                    family = kw.pop("prior", None) or kw.pop("family", None)
+                    if family is None:
+                        raise PriorError("a dict spec needs a 'prior' key, e.g. {'prior': 'uniform', 'low': 0, "
+                                         "'high': 1}")
+                    if "latex" in kw:
+                        labels.setdefault(name, str(kw.pop("latex")))
+                    dists[name] = make(family, **kw)
                 elif isinstance(item, (tuple, list)) and item:
                     dists[name] = make(item[0], *item[1:])
                 else:
                     raise PriorError(f"expected (family, *args), got {item!r}")
             except PriorError as exc:
                 raise PriorError(f"parameter {name!r}: {exc}") from None
-        return cls(dists, latex=latex)
+        return cls(dists, latex=labels)
 
     def to_spec(self) -> dict:
         return {name: d.to_spec() for name, d in self.distributions.items()}

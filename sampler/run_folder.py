@@ -178,7 +178,7 @@ def package_versions() -> dict:
 
 def read_run_folder(outdir):
     """Read a run folder written by `write_run_folder` back into a `sampler.results.Results`."""
-    from sampler.results import DeadPoints, Results  # the sampler owns the class; imported late, no cycle
+    from nestgrad.sampler.results import DeadPoints, Results  # the sampler owns the class; imported late, no cycle
 
     outdir = Path(outdir)
     info = read_results_json(outdir / RESULTS_JSON)

@@ -33,7 +33,7 @@ MARK_START, MARK_END = "<!-- bench_accuracy:start -->", "<!-- bench_accuracy:end
 
 def nestgrad_runs(name, seeds, nlive):
     from hard_problems import PROBLEMS
-    from sampler import NestedSampler
+    from nestgrad.sampler import NestedSampler
     problem = PROBLEMS[name]()
     rows = []
     for seed in seeds:

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
-import ad  # noqa: E402
+from nestgrad import ad  # noqa: E402
 from handwritten_kernels import (FASTMATH, gauss4d, make_gauss4d_kernels,  # noqa: E402
                                  make_poisson_value_and_grad, poisson_logpmf)
 

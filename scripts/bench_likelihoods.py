@@ -26,8 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from likelihoods import Likelihood, builtin  # noqa: E402
-from likelihoods.derivatives import AnalyticDerivative  # noqa: E402
+from nestgrad.likelihoods import Likelihood, builtin  # noqa: E402
+from nestgrad.likelihoods.derivatives import AnalyticDerivative  # noqa: E402
 
 MARK_START, MARK_END = "<!-- bench_likelihoods:start -->", "<!-- bench_likelihoods:end -->"
 

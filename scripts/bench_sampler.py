@@ -40,15 +40,15 @@ MARK_START, MARK_END = "<!-- bench_sampler:start -->", "<!-- bench_sampler:end -
 
 
 def load_problem(name):
-    from likelihoods import builtin
-    from sampler import Prior
+    from nestgrad.likelihoods import builtin
+    from nestgrad.sampler import Prior
     bname, options, peers = PROBLEMS[name]
     b = builtin.get(bname, **options)
     return b, b.likelihood(backend="cpu"), Prior.from_spec(b.priors)
 
 
 def run_nestgrad(name, nlive, seed):
-    from sampler import NestedSampler
+    from nestgrad.sampler import NestedSampler
     b, like, prior = load_problem(name)
     sampler = NestedSampler(like, prior, nlive=nlive, seed=seed)
     sampler.compile()  # outside the timed run

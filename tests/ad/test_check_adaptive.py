@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-import ad
-from ad.check import check_gradient, finite_difference_gradient
+from nestgrad import ad
+from nestgrad.ad.check import check_gradient, finite_difference_gradient
 
 
 def kepler_rv(theta, t, v, verr):

@@ -4,9 +4,9 @@ import math
 import numpy as np
 import pytest
 
-import ad
-from ad import special
-from ad.check import GradientCheck, check_gradient, finite_difference_gradient
+from nestgrad import ad
+from nestgrad.ad import special
+from nestgrad.ad.check import GradientCheck, check_gradient, finite_difference_gradient
 from ad_test_kernels.seeds import gauss4d  # the corpus' seed kernel (DESIGN.md)
 
 

@@ -1,8 +1,8 @@
 """Activity analysis: active = varied (depends on wrt) ∩ useful (reaches the result)."""
 
-from ad import parse
-from ad.pipeline import compile_kernel
-from ad.report import user_name
+from nestgrad.ad import parse
+from nestgrad.ad.pipeline import compile_kernel
+from nestgrad.ad.report import user_name
 
 TEXT = '''
 import math

@@ -10,7 +10,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = textwrap.dedent('''
     import json, os, sys
     import numpy as np
-    import ad
+    from nestgrad import ad
     text = ("def k(theta, x):\\n    s = 0.0\\n    for i in range(x.shape[0]):\\n"
             "        s += theta[0] * x[i] * x[i]\\n    return s\\n")
     d = ad.differentiate_source(text, "k", filename=os.environ["KERNEL_FILE"])

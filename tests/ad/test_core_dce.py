@@ -1,7 +1,7 @@
 """Dead-code elimination: ``grad`` (value not needed) drops everything that only feeds the value."""
 import numpy as np
 
-import ad
+from nestgrad import ad
 from test_core_helpers import assert_gradient_ok
 
 POISSON = '''
@@ -69,8 +69,8 @@ def test_dead_loop_state_is_removed_to_a_fixpoint():
     """A dead branch at the top of a loop body reads a carried value that is only computed at its end: one
     round of elimination kept that computation (``x[k % len(x)]``) but dropped the shape it needs before the
     loop, and type inference then took the missing ``k`` for a float (fuzz seed 186, FINDINGS.md F2)."""
-    from ad import dce
-    from ad.ir import Assign, Const, For, If
+    from nestgrad.ad import dce
+    from nestgrad.ad.ir import Assign, Const, For, If
     body = [Assign("n", "shape", ["x", Const(0)]),
             Assign("a", "copy", [Const(2)]),
             For("i", Const(0), "n", Const(1), [

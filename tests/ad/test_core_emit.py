@@ -7,7 +7,7 @@ from test_core_helpers import from_text
 
 KERNEL = '''
 import math
-import ad
+from nestgrad import ad
 
 def softplus(x):
     return math.log1p(math.exp(x))

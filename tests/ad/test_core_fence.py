@@ -2,7 +2,7 @@
 (1-based line and column, as ad/errors.py documents)."""
 import pytest
 
-import ad
+from nestgrad import ad
 from test_core_helpers import from_text
 
 HEADER = "import math\n\n"

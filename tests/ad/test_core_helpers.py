@@ -1,7 +1,7 @@
 """Shared helpers of the differentiator's own pass tests (test_core_*.py); holds no tests itself."""
 import numpy as np
 
-import ad
+from nestgrad import ad
 
 
 def from_text(text, name="k", wrt="theta"):

@@ -4,7 +4,7 @@ import re
 import numpy as np
 import pytest
 
-import ad
+from nestgrad import ad
 from test_core_helpers import assert_gradient_ok, from_text
 
 GAUSS4D = '''

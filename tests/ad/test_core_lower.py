@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-import ad
-from ad import ir, parse
-from ad.lower import lower_function
+from nestgrad import ad
+from nestgrad.ad import ir, parse
+from nestgrad.ad.lower import lower_function
 from test_core_helpers import assert_gradient_ok
 
 SRC = '''

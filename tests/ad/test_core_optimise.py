@@ -5,10 +5,10 @@ import re
 import numpy as np
 import pytest
 
-from ad.ir import Assign, Const, For, Return, walk
-from ad.optimise import NameSource, allows, optimise
-from ad.pipeline import _optimised
-from ad.types import TypeInfo
+from nestgrad.ad.ir import Assign, Const, For, Return, walk
+from nestgrad.ad.optimise import NameSource, allows, optimise
+from nestgrad.ad.pipeline import _optimised
+from nestgrad.ad.types import TypeInfo
 from test_core_helpers import assert_gradient_ok, from_text
 
 GAUSS = '''
@@ -226,7 +226,7 @@ def test_cuda_float32_gauss_loops_do_not_divide():
 @pytest.mark.parametrize("dtype,vector", [("float64", r"<\d+ x double>"), ("float32", r"<\d+ x float>")])
 def test_fused_gauss_loop_vectorises(dtype, vector):
     numba = pytest.importorskip("numba")
-    from ad.derivative import DEFAULT_FASTMATH
+    from nestgrad.ad.derivative import DEFAULT_FASTMATH
     module = from_text(GAUSS).jit(dtype=dtype).module
     # an uncached dispatcher (inspection is disabled for functions loaded from numba's cache)
     f = numba.njit(fastmath=set(DEFAULT_FASTMATH), error_model="numpy")(module.py_raw_value_and_grad)

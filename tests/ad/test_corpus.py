@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 import pytest
 
-import ad
+from nestgrad import ad
 import ad_test_kernels as corpus
 from ad_test_kernels import numerics as nm
 

@@ -4,7 +4,7 @@ import ast
 import numpy as np
 import pytest
 
-import ad
+from nestgrad import ad
 import ad_test_kernels as corpus
 from ad_test_kernels import numerics as nm
 from ad_test_kernels import control_flow, recursions, seeds

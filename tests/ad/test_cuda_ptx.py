@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-import ad
+from nestgrad import ad
 import ad_test_kernels as corpus
 from ad_test_kernels import numerics as nm
 

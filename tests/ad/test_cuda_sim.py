@@ -94,7 +94,7 @@ def _main():
     import numpy as np
     from numba import cuda
 
-    import ad
+    from nestgrad import ad
     import ad_test_kernels as corpus
     from ad_test_kernels import numerics as nm
 

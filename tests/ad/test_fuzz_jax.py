@@ -93,6 +93,6 @@ def test_fuzzer_catches_a_numba_crash(folder, monkeypatch):
     """An exception from the jit path is a failure (kind ``numba``), not an accepted rejection."""
     def broken(self, *a, **k):
         raise TypeError("planted numba typing error")
-    monkeypatch.setattr("ad.Derivative.jit", broken)
+    monkeypatch.setattr("nestgrad.ad.Derivative.jit", broken)
     out = runner.run_case(0, generator.FAST, size=FAST_SIZE, folder=folder, jit=True)
     assert out.status == "fail" and out.kind == "numba", out.report()

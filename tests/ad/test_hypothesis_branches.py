@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import ad
+from nestgrad import ad
 from ad_test_kernels import numerics as nm
 
 NTHETA = 3

@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 
-import ad
+from nestgrad import ad
 from jit_agreement import assert_jit_agrees
 
 RNG = np.random.default_rng(14)

@@ -7,7 +7,7 @@ timing asserts: the 10-block kernel runs in the fast suite, the 40-block one (ab
 import numpy as np
 import pytest
 
-import ad
+from nestgrad import ad
 
 RNG = np.random.default_rng(146)
 

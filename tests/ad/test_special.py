@@ -13,7 +13,7 @@ import pytest
 import scipy.special as sc
 from numba import cuda
 
-from ad import special
+from nestgrad.ad import special
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -217,7 +217,7 @@ SIMULATOR_SCRIPT = r"""
 import json, sys
 import numpy as np
 from numba import cuda
-from ad import special
+from nestgrad.ad import special
 
 def make_kernel(fn, arity):
     if arity == 1:

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-import ad
+from nestgrad import ad
 import ad_test_kernels.unsupported as bad
 
 KERNEL_FILE = os.path.realpath(bad.__file__)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-from sampler.results import DeadPoints, Results
+from nestgrad.sampler.results import DeadPoints, Results
 
 CENTRE, SIGMA = 0.5, 0.1
 

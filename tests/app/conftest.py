@@ -21,9 +21,9 @@ def app_env(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def nestgrad(app_env):
-    """Run `nestgrad ARGS...` (as `python -m sampler`) in a subprocess; returns the CompletedProcess."""
+    """Run `nestgrad ARGS...` (as `python -m nestgrad`) in a subprocess; returns the CompletedProcess."""
     def run(*args, timeout=300, cwd=REPO):
-        return subprocess.run([sys.executable, "-m", "sampler", *map(str, args)], cwd=cwd, env=app_env,
+        return subprocess.run([sys.executable, "-m", "nestgrad", *map(str, args)], cwd=cwd, env=app_env,
                               capture_output=True, text=True, timeout=timeout)
     return run
 
@@ -37,7 +37,7 @@ def nestgrad_inprocess(app_env):
     import contextlib
     import io
 
-    from sampler.cli import main
+    from nestgrad.sampler.cli import main
 
     def run(*args):
         out, err = io.StringIO(), io.StringIO()

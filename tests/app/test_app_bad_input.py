@@ -4,11 +4,11 @@ import time
 
 import pytest
 
-from sampler.cli import main
-from sampler.config import ConfigError, load
-from sampler.config_schema import NUMERIC
-from sampler.config_yaml import MAX_BYTES, MAX_DEPTH, MAX_NODES
-from sampler.hmc import HMCSettings
+from nestgrad.sampler.cli import main
+from nestgrad.sampler.config import ConfigError, load
+from nestgrad.sampler.config_schema import NUMERIC
+from nestgrad.sampler.config_yaml import MAX_BYTES, MAX_DEPTH, MAX_NODES
+from nestgrad.sampler.hmc import HMCSettings
 
 from test_app_config_errors import GOOD, folder, line_of, write  # noqa: F401  (folder is a fixture)
 

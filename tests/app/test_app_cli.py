@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sampler.cli import main
-from sampler.run_folder import read_run_folder
+from nestgrad.sampler.cli import main
+from nestgrad.sampler.run_folder import read_run_folder
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -80,7 +80,7 @@ def test_sigkill_then_resume_equals_uninterrupted_run(reference, app_env, tmp_pa
     config, ref_out, _ = reference
     out = tmp_path / "killed"
     checkpoint = out / "checkpoint.npz"
-    command = [sys.executable, "-m", "sampler", "run", str(config), "--out", str(out), "--quiet"]
+    command = [sys.executable, "-m", "nestgrad", "run", str(config), "--out", str(out), "--quiet"]
 
     # 1. SIGKILL as soon as the first checkpoint exists: nothing gets a chance to clean up
     proc = subprocess.Popen(command, cwd=REPO, env=app_env, stderr=subprocess.PIPE, text=True)
@@ -127,8 +127,8 @@ def test_run_config_api(reference, tmp_path, monkeypatch, app_env):
     """`sampler.run_config(config)`: the CLI's run as a function returning Results (same seed, same numbers)."""
     import dataclasses
 
-    import sampler
-    from sampler.config import load
+    from nestgrad import sampler
+    from nestgrad.sampler.config import load
 
     monkeypatch.setenv("NESTGRAD_CACHE_DIR", app_env["NESTGRAD_CACHE_DIR"])
     config, ref_out, _ = reference
@@ -173,7 +173,7 @@ def test_run_refuses_a_wrong_gradient(nestgrad_inprocess, tmp_path):
 
 
 def test_list_shows_every_builtin(capsys):
-    from likelihoods import builtin
+    from nestgrad.likelihoods import builtin
 
     assert main(["list"]) == 0
     out = capsys.readouterr().out
@@ -196,7 +196,7 @@ def test_sigterm_writes_a_checkpoint_and_exits_143(reference, app_env, tmp_path)
     config, _, _ = reference
     out = tmp_path / "terminated"
     checkpoint = out / "checkpoint.npz"
-    command = [sys.executable, "-m", "sampler", "run", str(config), "--out", str(out), "--quiet"]
+    command = [sys.executable, "-m", "nestgrad", "run", str(config), "--out", str(out), "--quiet"]
     proc = subprocess.Popen(command, cwd=REPO, env=app_env, stderr=subprocess.PIPE, text=True)
     _wait_for(checkpoint.is_file, proc)
     proc.send_signal(signal.SIGTERM)

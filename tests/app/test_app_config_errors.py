@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sampler.cli import main
-from sampler.config import ConfigError, load
+from nestgrad.sampler.cli import main
+from nestgrad.sampler.config import ConfigError, load
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -176,7 +176,7 @@ def test_builtin_config_errors(folder, old, new, key, expected):
 
 
 def test_builtin_params_override_priors(folder):
-    from sampler.config import build
+    from nestgrad.sampler.config import build
 
     problem = build(load(write(folder, BUILTIN)))
     assert problem.params == ["x1", "x2", "x3"]
@@ -218,8 +218,8 @@ def test_npz_member_and_text_data(folder):
 
 
 def test_missing_config_file_exits_2_without_traceback(tmp_path):
-    """Through the real entry point (python -m sampler), as a user would see it."""
-    proc = subprocess.run([sys.executable, "-m", "sampler", "run", str(tmp_path / "nope.yaml")],
+    """Through the real entry point (python -m nestgrad), as a user would see it."""
+    proc = subprocess.run([sys.executable, "-m", "nestgrad", "run", str(tmp_path / "nope.yaml")],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "nope.yaml: config file not found" in proc.stderr and "Traceback" not in proc.stderr
@@ -227,7 +227,7 @@ def test_missing_config_file_exits_2_without_traceback(tmp_path):
 
 def test_subprocess_config_error_exit_2(folder):
     path = write(folder, GOOD.replace("nlive: 50", "nlive: fifty"))
-    proc = subprocess.run([sys.executable, "-m", "sampler", "check", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "nestgrad", "check", str(path)],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert f"{path}:{line_of(GOOD, 'nlive')}: sampler.nlive: expected an integer" in proc.stderr

@@ -10,8 +10,8 @@ import matplotlib.figure
 import numpy as np
 import pytest
 
-from sampler.checkpoint import read_checkpoint, remove_stale_temporaries, write_checkpoint
-from sampler.run_folder import read_run_folder
+from nestgrad.sampler.checkpoint import read_checkpoint, remove_stale_temporaries, write_checkpoint
+from nestgrad.sampler.run_folder import read_run_folder
 
 CONFIG = """\
 name: small
@@ -64,7 +64,7 @@ def test_disk_full_mid_run_keeps_the_last_checkpoint(reference, tmp_path, monkey
         handle.write(b"PK\x03\x04 half a checkpoint")
         raise NO_SPACE
 
-    monkeypatch.setattr("sampler.checkpoint.np.savez_compressed", fills_the_disk)
+    monkeypatch.setattr("nestgrad.sampler.checkpoint.np.savez_compressed", fills_the_disk)
     status, _, err = nestgrad_inprocess("run", folder / "small.yaml", "--out", out, "--quiet", "--no-check")
     assert status == 2, err
     assert err.count("nestgrad: error:") == 1 and "Traceback" not in err, err
@@ -92,7 +92,7 @@ def test_disk_full_writing_the_run_folder(reference, tmp_path, monkeypatch, nest
             raise NO_SPACE
         return real_savetxt(handle, table, **kwargs)
 
-    monkeypatch.setattr("sampler.run_folder.np.savetxt", fills_on_dead_birth)
+    monkeypatch.setattr("nestgrad.sampler.run_folder.np.savetxt", fills_on_dead_birth)
     status, _, err = nestgrad_inprocess("run", folder / "small.yaml", "--out", out, "--quiet", "--no-check")
     assert status == 2, err
     assert err.count("nestgrad: error:") == 1 and "Traceback" not in err, err
@@ -123,7 +123,7 @@ def test_disk_full_writing_plots(reference, monkeypatch, nestgrad_inprocess):
 SIZE_LIMITED = r"""
 import resource, signal, sys
 import numpy as np
-from sampler.checkpoint import CheckpointWriteError, write_checkpoint
+from nestgrad.sampler.checkpoint import CheckpointWriteError, write_checkpoint
 
 path = sys.argv[1]
 write_checkpoint(path, {"x": np.zeros(10)}, {"run": 1})
@@ -166,7 +166,7 @@ def test_temporaries_of_interrupted_writes_are_removed(tmp_path, monkeypatch):
         handle.write(b"PK partial")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("sampler.checkpoint.np.savez_compressed", interrupted)
+    monkeypatch.setattr("nestgrad.sampler.checkpoint.np.savez_compressed", interrupted)
     with pytest.raises(KeyboardInterrupt):
         write_checkpoint(path, {"x": np.arange(4)}, {"run": 2})
     assert temporaries(tmp_path) == [running.name] and read_checkpoint(path)[1]["run"] == 1

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from app_synthetic import gaussian_run
-from sampler.cli import main
-from sampler.plots import make_plots
-from sampler.plots_gradient import write_gradient_check
-from sampler.run_folder import read_run_folder, write_run_folder
+from nestgrad.sampler.cli import main
+from nestgrad.sampler.plots import make_plots
+from nestgrad.sampler.plots_gradient import write_gradient_check
+from nestgrad.sampler.run_folder import read_run_folder, write_run_folder
 
 
 def assert_real_image(png, min_kb=20):
@@ -27,7 +27,7 @@ def folder(tmp_path_factory):
 
 
 def test_every_plot_kind(folder):
-    from likelihoods.gradcheck import GradientReport
+    from nestgrad.likelihoods.gradcheck import GradientReport
 
     rng = np.random.default_rng(0)
     params = [f"x{j}" for j in range(5)]

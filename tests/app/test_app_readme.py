@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sampler.config import load
+from nestgrad.sampler.config import load
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,7 +61,7 @@ def test_command_line_section(workdir, nestgrad_inprocess, monkeypatch):
         status, out, err = nestgrad_inprocess(*command[1:])
         assert status == 0, f"{' '.join(command)}: {err}"
         if command[1] == "run" and "--out" in command:
-            from sampler.run_folder import read_results_json
+            from nestgrad.sampler.run_folder import read_results_json
             logz[" ".join(command)] = read_results_json(workdir / "runs" / "g4" / "results.json")["logz"]
     assert (workdir / "runs" / "line" / "plots" / "line_gradient.png").is_file()
     assert len(set(logz.values())) == 1, "resuming a finished run must give the same result"
@@ -71,7 +71,7 @@ def test_kernel_snippet_is_the_shipped_kernel():
     (snippet,) = [b for b in blocks("python") if "def line_with_scatter" in b]
     namespace = {}
     exec(compile(snippet, "README.md", "exec"), namespace)
-    from sampler.config_kernel import import_function
+    from nestgrad.sampler.config_kernel import import_function
 
     shipped = import_function(REPO / "configs/custom/kernels/model.py", "line_with_scatter", "test")
     data = [np.load(REPO / f"configs/custom/data/{n}.npy") for n in ("x", "y", "yerr")]

@@ -10,7 +10,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from sampler.checkpoint import CheckpointError, read_checkpoint, write_checkpoint
+from nestgrad.sampler.checkpoint import CheckpointError, read_checkpoint, write_checkpoint
 
 CONFIG = """\
 name: small
@@ -31,7 +31,7 @@ META = "__meta_json__"
 @pytest.fixture(scope="module")
 def real(tmp_path_factory, app_env, nestgrad_inprocess):
     """(config path, checkpoint bytes, arrays, meta, sampler) of a real 8-iteration run."""
-    from sampler import config as cfg
+    from nestgrad.sampler import config as cfg
 
     folder = tmp_path_factory.mktemp("corrupt")
     (folder / "small.yaml").write_text(CONFIG)

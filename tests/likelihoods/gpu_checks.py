@@ -14,7 +14,7 @@ import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake inside kernels
 
 from likelihood_helpers import assert_close, reference, small_builtin
-from likelihoods import builtin
+from nestgrad.likelihoods import builtin
 
 
 def check_simulator():
@@ -86,7 +86,7 @@ def check_kernel_bundle():
 def check_ptx():
     import numba
     import numba.cuda.dispatcher as dispatcher
-    from likelihoods.backends.gpu import gpu_drivers
+    from nestgrad.likelihoods.backends.gpu import gpu_drivers
 
     # device functions ask the (absent) driver for the compute capability; give them the target's
     dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))

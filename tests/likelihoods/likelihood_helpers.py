@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from likelihoods import builtin
+from nestgrad.likelihoods import builtin
 
 # small data so the slow references (and the CUDA simulator) stay quick
 SMALL = {"gaussian4d": {"n": 20}, "linear_regression": {"n": 20}, "student_t": {"n": 20},

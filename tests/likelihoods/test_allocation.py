@@ -4,7 +4,7 @@ import tracemalloc
 
 import pytest
 
-from likelihoods import builtin
+from nestgrad.likelihoods import builtin
 
 
 def _growth_and_peak(call, repeats=20):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from likelihoods import Likelihood, builtin
-from likelihoods.derivatives import AnalyticDerivative
+from nestgrad.likelihoods import Likelihood, builtin
+from nestgrad.likelihoods.derivatives import AnalyticDerivative
 
 from likelihood_helpers import assert_close
 
@@ -90,7 +90,7 @@ def test_unknown_backend_and_dtype_are_refused():
 
 
 def test_auto_picks_gpu_only_when_one_is_usable():
-    from likelihoods.backends.gpu import gpu_usable
+    from nestgrad.likelihoods.backends.gpu import gpu_usable
 
     L = builtin.get("rosenbrock").likelihood(backend="auto")
     assert L.backend == ("gpu" if gpu_usable() else "cpu")

@@ -6,7 +6,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from likelihoods import Likelihood
+from nestgrad.likelihoods import Likelihood
 
 KERNEL = textwrap.dedent('''
     import math

@@ -5,9 +5,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from likelihoods import Likelihood
-from likelihoods.errors import KernelIndexError, ParamsError
-from sampler.cli import main
+from nestgrad.likelihoods import Likelihood
+from nestgrad.likelihoods.errors import KernelIndexError, ParamsError
+from nestgrad.sampler.cli import main
 
 KERNELS = textwrap.dedent('''
     def out_of_bounds(theta, x, y):

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy.special import gammaln, logsumexp
 
-from likelihoods import builtin
-from ad.check import finite_difference_gradient
-from likelihoods.gradcheck import relative_error
+from nestgrad.likelihoods import builtin
+from nestgrad.ad.check import finite_difference_gradient
+from nestgrad.likelihoods.gradcheck import relative_error
 
 ALL = builtin.names()
 

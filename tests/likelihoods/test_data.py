@@ -5,8 +5,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from likelihoods import DataError, Likelihood, LikelihoodError
-from likelihoods.builtin import gaussian4d
+from nestgrad.likelihoods import DataError, Likelihood, LikelihoodError
+from nestgrad.likelihoods.builtin import gaussian4d
 
 KERNEL = textwrap.dedent('''
     import math
@@ -124,7 +124,7 @@ def test_bad_kernel_references_are_named(tmp_path, kernel_file):
 
 
 def test_kernel_errors_from_ad_point_into_the_users_file(tmp_path):
-    import ad
+    from nestgrad import ad
 
     path = tmp_path / "unsupported.py"
     path.write_text("def f(theta):\n    total = 0.0\n    while total < 1.0:\n        total += theta[0]\n"

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 
-from likelihoods import builtin
-from likelihoods.builtin import gaussian
-from ad.check import finite_difference_gradient
-from likelihoods.gradcheck import relative_error
+from nestgrad.likelihoods import builtin
+from nestgrad.likelihoods.builtin import gaussian
+from nestgrad.ad.check import finite_difference_gradient
+from nestgrad.likelihoods.gradcheck import relative_error
 
 CASES = [dict(ndim=1), dict(ndim=5), dict(ndim=7, sigma=0.2, centre=0.4), dict(ndim=4, rho=0.5),
          dict(ndim=3, rho=-0.3, sigma=0.25)]

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from likelihoods import Likelihood, LikelihoodError, builtin
-from likelihoods.derivatives import AnalyticDerivative
-from likelihoods.gradcheck import GradientReport
-from likelihoods.builtin import gaussian4d
+from nestgrad.likelihoods import Likelihood, LikelihoodError, builtin
+from nestgrad.likelihoods.derivatives import AnalyticDerivative
+from nestgrad.likelihoods.gradcheck import GradientReport
+from nestgrad.likelihoods.builtin import gaussian4d
 
 
 @pytest.mark.parametrize("name", builtin.names())

@@ -6,10 +6,10 @@ import warnings
 import numpy as np
 import pytest
 
-from likelihoods import DataError, Likelihood, kernel_source, kernel_use
-from likelihoods.errors import ParamsError
-from likelihoods.likelihood import UnusedParameterWarning
-from sampler.config_kernel import data_shape_problem, parse_kernel, theta_count_problem
+from nestgrad.likelihoods import DataError, Likelihood, kernel_source, kernel_use
+from nestgrad.likelihoods.errors import ParamsError
+from nestgrad.likelihoods.likelihood import UnusedParameterWarning
+from nestgrad.sampler.config_kernel import data_shape_problem, parse_kernel, theta_count_problem
 
 KERNELS = textwrap.dedent('''
     import math

@@ -13,7 +13,7 @@ from numba import njit
 from scipy import special
 
 from problems import Problem
-from sampler.priors import Normal, Prior, Uniform
+from nestgrad.sampler.priors import Normal, Prior, Uniform
 
 
 # --- one kernel for all Gaussian mixtures: sum_k w_k N(theta; m_k, C_k), precision matrices given ------------

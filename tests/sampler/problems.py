@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 from scipy import integrate, special
 
-from sampler.priors import Prior, Uniform
+from nestgrad.sampler.priors import Prior, Uniform
 
 
 class CpuKernels(NamedTuple):

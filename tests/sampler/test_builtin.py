@@ -3,8 +3,8 @@
 
 import numpy as np
 
-from likelihoods import builtin
-from sampler import NestedSampler, Prior
+from nestgrad.likelihoods import builtin
+from nestgrad.sampler import NestedSampler, Prior
 
 
 def test_every_builtin_default_prior_builds():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from sampler import evidence
+from nestgrad.sampler import evidence
 
 D, SIGMA = 10, 0.08
 

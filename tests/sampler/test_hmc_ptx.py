@@ -11,7 +11,7 @@ import pytest
 cuda = pytest.importorskip("numba.cuda")
 
 import problems  # noqa: E402
-from sampler.hmc_gpu import make_gpu_chain_kernel  # noqa: E402
+from nestgrad.sampler.hmc_gpu import make_gpu_chain_kernel  # noqa: E402
 
 
 def test_chain_kernel_compiles_to_ptx_for_sm90(monkeypatch):

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 import problems
-from sampler import NestedSampler
+from nestgrad.sampler import NestedSampler
 
 # sigma per dimension: small enough that the tested contours (radius < 0.45) stay inside the cube for long.
 SIGMA = {2: 0.1, 10: 0.08, 50: 0.04}

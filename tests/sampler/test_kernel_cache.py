@@ -11,15 +11,15 @@ import sys
 
 import numpy as np
 
-import sampler.hmc as hmc
+import nestgrad.sampler.hmc as hmc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SCRIPT = """
 import json
-from likelihoods import builtin
-from sampler import NestedSampler
-from sampler.priors import Prior
+from nestgrad.likelihoods import builtin
+from nestgrad.sampler import NestedSampler
+from nestgrad.sampler.priors import Prior
 
 b = builtin.get("gaussian4d")
 s = NestedSampler(b.likelihood(backend="cpu"), Prior.from_spec(b.priors), nlive=2000, seed=11)

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from hard_problems import cauchy, correlated_gaussian, ignored_parameter, plateau, slanted_ridge, unequal_mixture
-from sampler import NestedSampler
+from nestgrad.sampler import NestedSampler
 
 
 def run(problem, seed, nlive=500, callback=None):

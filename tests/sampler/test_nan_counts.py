@@ -11,9 +11,9 @@ from numba import njit
 from scipy import special
 
 from problems import Problem
-from sampler import NestedSampler
-from sampler.nested_sampler import NaNLikelihoodWarning
-from sampler.priors import Prior, Uniform
+from nestgrad.sampler import NestedSampler
+from nestgrad.sampler.nested_sampler import NaNLikelihoodWarning
+from nestgrad.sampler.priors import Prior, Uniform
 
 
 @njit
@@ -68,7 +68,7 @@ def test_nan_share_is_reported_in_summary_json_and_a_warning(nan_run, tmp_path):
 
 
 def test_run_plot_reports_the_nan_share_and_ends_at_the_final_logz(nan_run):
-    from sampler.plots_run import run_plot
+    from nestgrad.sampler.plots_run import run_plot
     _, res, _ = nan_run
     figure = run_plot(res)
     top, evidence_axis = figure.axes[0], figure.axes[3]

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sampler import priors
-from sampler.prior_families import ndtri
-from sampler.priors import Prior, PriorError
+from nestgrad.sampler import priors
+from nestgrad.sampler.prior_families import ndtri
+from nestgrad.sampler.priors import Prior, PriorError
 
 CASES = [
     (priors.Uniform(-2.0, 3.0), stats.uniform(-2.0, 5.0)),

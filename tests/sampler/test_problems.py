@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import problems
-from sampler import NestedSampler
+from nestgrad.sampler import NestedSampler
 
 CI_CASES = [
     ("gauss2", lambda: problems.gaussian(2), 300),

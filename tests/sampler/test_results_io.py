@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import problems
-from sampler import NestedSampler, Results
+from nestgrad.sampler import NestedSampler, Results
 
 
 @pytest.fixture(scope="module")

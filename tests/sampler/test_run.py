@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import problems
-from sampler import NestedSampler, Results, priors
-from sampler.checkpoint import CheckpointError, read_checkpoint
-from sampler.nested_sampler import SamplerError
+from nestgrad.sampler import NestedSampler, Results, priors
+from nestgrad.sampler.checkpoint import CheckpointError, read_checkpoint
+from nestgrad.sampler.nested_sampler import SamplerError
 
 PROB = problems.gaussian(3)
 KW = dict(nlive=60, delete_fraction=0.2)
@@ -163,7 +163,7 @@ def _half_vg(theta, data, grad, scratch):
 def test_progress_bar_only_on_a_terminal():
     import io
 
-    from sampler.progress import Progress
+    from nestgrad.sampler.progress import Progress
 
     class Terminal(io.StringIO):
         def isatty(self):

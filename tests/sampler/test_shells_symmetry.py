@@ -10,9 +10,9 @@ travels only a fraction of the shell's circumference. The averages were 0.499 an
 
 import numpy as np
 
-from likelihoods import builtin
-from sampler import NestedSampler
-from sampler.priors import Prior
+from nestgrad.likelihoods import builtin
+from nestgrad.sampler import NestedSampler
+from nestgrad.sampler.priors import Prior
 
 SEEDS = range(6)
 SD_X2, SD_X1 = 0.030, 0.043  # measured per-run scatter (see above)

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-import ad
+from nestgrad import ad
 
 from . import generator, jax_interp
 

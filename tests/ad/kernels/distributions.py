@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from ad import special
+from nestgrad.ad import special
 
 from .case import Case, rng
 

@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-import ad
+from nestgrad import ad
 
 from .case import Case, rng
 

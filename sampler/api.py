@@ -1,0 +1,79 @@
+"""The one-call API, ``nestgrad.run`` and ``nestgrad.run_config`` (docs/api.md)."""
+from pathlib import Path
+
+from nestgrad.likelihoods import Likelihood
+from nestgrad.sampler.nested_sampler import NestedSampler
+from nestgrad.sampler.priors import Distribution, Prior, PriorError
+
+__all__ = ["run", "run_config"]
+
+_SAMPLER_KEYS = ("delete_fraction", "hmc")
+_RUN_KEYS = ("max_iter", "max_nlike", "max_time", "checkpoint_every", "callback", "resume")
+
+
+def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="auto", dtype=None, out=None,
+        progress=True, plots=None, **sampler):
+    """Sample ``kernel(theta, *data)`` under the priors ``params`` and return :class:`~nestgrad.Results`.
+
+    kernel    the per-sample log-likelihood: a function, ``"file.py:name"``, or a ready ``Likelihood``
+    params    ordered dict name -> prior spec as in the YAML (``{"prior": "uniform", "low": 0, "high": 1}``,
+              optionally with ``latex``) or a distribution (``nestgrad.priors.Uniform(0, 1)``); or a ``Prior``
+    data      dict kernel-argument name -> array, number, list or file name (.npy, .npz, .csv, .txt)
+    nlive, dlogz, seed, backend ("auto" | "cpu" | "gpu" | "python"), dtype ("float64" | "float32")
+    out       a folder: the run folder (chains, results.json, checkpoint.npz) is written there, and a run
+              interrupted there continues with ``resume=True``
+    plots     plot kinds to write into ``out/plots`` (e.g. ``["corner", "run"]``); default none
+    sampler   further settings: ``delete_fraction``, ``hmc`` (dict of HMC settings), ``max_iter``,
+              ``max_nlike``, ``max_time``, ``checkpoint_every``, ``callback``, ``resume``
+    """
+    unknown = sorted(set(sampler) - set(_SAMPLER_KEYS) - set(_RUN_KEYS))
+    if unknown:
+        known = ", ".join(_SAMPLER_KEYS + _RUN_KEYS)
+        raise TypeError(f"nestgrad.run: unknown setting(s) {', '.join(unknown)}; known: {known}")
+    prior = _prior(params)
+    if isinstance(kernel, Likelihood):
+        likelihood = kernel
+        if data is not None:
+            raise TypeError("nestgrad.run: data belongs to the Likelihood already; pass data=None")
+    else:
+        draws = lambda rng, n: prior.transform(rng.uniform(size=(n, prior.ndim)))  # noqa: E731 - bounds check
+        likelihood = Likelihood(kernel, prior.names, data, backend=backend, dtype=dtype, draws=draws)
+    init = {key: sampler[key] for key in _SAMPLER_KEYS if key in sampler}
+    ns = NestedSampler(likelihood, prior, nlive=nlive, seed=seed, backend=backend, **init)
+    options = {key: sampler[key] for key in _RUN_KEYS if key in sampler}
+    checkpoint = None
+    if out is not None:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        checkpoint = str(out / "checkpoint.npz")
+    results = ns.run(dlogz=dlogz, checkpoint=checkpoint, progress=progress, **options)
+    if prior.latex:
+        results.latex = {**(results.latex or {}), **prior.latex}
+    if out is not None:
+        results.save(out)
+        if plots:
+            from nestgrad.sampler.plots import make_plots
+
+            make_plots(results, out, kinds=list(plots))
+    return results
+
+
+def _prior(params) -> Prior:
+    if isinstance(params, Prior):
+        return params
+    if not isinstance(params, dict) or not params:
+        raise TypeError("nestgrad.run: params must be a non-empty dict name -> prior spec "
+                        "(e.g. {'mu': {'prior': 'uniform', 'low': 0, 'high': 1}}) or a nestgrad.priors.Prior")
+    for name, spec in params.items():
+        if not isinstance(spec, (dict, Distribution, tuple, list)):
+            raise PriorError(f"parameter {name!r}: expected a prior spec dict like {{'prior': 'uniform', "
+                             f"'low': 0, 'high': 1}} or a distribution, got {spec!r}")
+    return Prior.from_spec(params)
+
+
+def run_config(path=None, *, out=None, resume=False, progress=False, plots=True):
+    """Run a YAML config as ``nestgrad run CONFIG`` does (``None``: the embedded default) -> ``Results``."""
+    from nestgrad.sampler.config import run_config as _run_config
+
+    return _run_config(path, outdir=out, resume=resume, progress=progress, plots=plots)
+
