@@ -73,6 +73,9 @@ def _dispatch(args):
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nestgrad", description="Nested sampling with constrained-HMC "
                                      "proposals driven by automatically differentiated likelihood kernels.")
+    from nestgrad import __version__
+
+    parser.add_argument("--version", action="version", version=f"nestgrad {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = commands.add_parser("run", help="sample a config and write its run folder and plots")

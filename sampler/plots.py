@@ -27,17 +27,10 @@ POSTERIOR_COLOR, TRUTH_COLOR, REFERENCE_COLOR = "#1f4e99", "#d95f02", "#1b9e77"
 
 def make_plots(results, outdir, kinds=PLOT_KINDS) -> list[Path]:
     """Make the requested plots; returns the PNG paths written (the PDFs sit next to them)."""
-    from nestgrad.sampler import plots_corner, plots_gradient, plots_hmc, plots_run
+    from nestgrad.sampler import plots_gradient
 
     folder = Path(outdir) / "plots"
     folder.mkdir(parents=True, exist_ok=True)
-    makers = {
-        "corner": lambda: plots_corner.corner_plot(results),
-        "run": lambda: plots_run.run_plot(results),
-        "trace": lambda: plots_run.trace_plot(results),
-        "hmc": lambda: plots_hmc.hmc_plot(results),
-        "gradient": lambda: plots_gradient.gradient_plot(plots_gradient.read_gradient_check(outdir)),
-    }
     written = []
     for kind in kinds:
         if kind == "gradient" and not plots_gradient.has_gradient_check(outdir):
@@ -45,9 +38,32 @@ def make_plots(results, outdir, kinds=PLOT_KINDS) -> list[Path]:
         if kind in ("hmc",) and not results.diagnostics:
             continue  # a text-only run folder carries no per-iteration diagnostics
         with plt.rc_context(STYLE):
-            figure = makers[kind]()
+            figure = _makers(results, outdir)[kind]()
             written.append(save_figure(figure, folder / f"{results.name}_{kind}"))
     return written
+
+
+def figure_of(results, kind: str):
+    """One plot of ``results`` as a Figure (``Results.plot``); the gradient plot needs a run folder."""
+    makers = _makers(results, None)
+    if kind not in makers or kind == "gradient":
+        raise ValueError(f"unknown plot kind {kind!r}; kinds: corner, run, trace, hmc")
+    if kind == "hmc" and not results.diagnostics:
+        raise ValueError("the hmc plot needs per-iteration diagnostics, which a run folder read from text lacks")
+    with plt.rc_context(STYLE):
+        return makers[kind]()
+
+
+def _makers(results, outdir):
+    from nestgrad.sampler import plots_corner, plots_gradient, plots_hmc, plots_run
+
+    return {
+        "corner": lambda: plots_corner.corner_plot(results),
+        "run": lambda: plots_run.run_plot(results),
+        "trace": lambda: plots_run.trace_plot(results),
+        "hmc": lambda: plots_hmc.hmc_plot(results),
+        "gradient": lambda: plots_gradient.gradient_plot(plots_gradient.read_gradient_check(outdir)),
+    }
 
 
 def save_figure(figure, stem: Path) -> Path:

@@ -94,6 +94,28 @@ class Results:
         from .run_folder import write_run_folder
         write_run_folder(self, outdir)
 
+    def plot(self, kind="corner", path=None):
+        """One diagnostic plot as a matplotlib Figure: ``"corner"``, ``"run"``, ``"trace"`` or ``"hmc"``
+        (``sampler.plots``); also written to ``path`` (PNG, PDF, ... by its suffix) when given."""
+        from .plots import figure_of
+
+        figure = figure_of(self, kind)
+        if path is not None:
+            figure.savefig(path)
+        return figure
+
+    def to_anesthetic(self):
+        """The run as ``anesthetic.NestedSamples`` (dead points with their birth contours, LaTeX labels).
+
+        Needs the optional package anesthetic (``pip install anesthetic``)."""
+        try:
+            from anesthetic import NestedSamples
+        except ImportError:
+            raise ImportError("Results.to_anesthetic needs anesthetic: pip install anesthetic") from None
+        labels = {p: f"${self.latex[p]}$" if self.latex.get(p) else p for p in self.params}
+        return NestedSamples(data=self.dead.theta, columns=list(self.params), logL=self.dead.logl,
+                             logL_birth=self.dead.logl_birth, labels=labels)
+
     @classmethod
     def load(cls, outdir) -> "Results":
         """Read a run folder written by :meth:`save`."""
