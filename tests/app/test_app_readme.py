@@ -2,6 +2,8 @@
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -107,3 +109,19 @@ def test_post_processing_snippet(workdir, nestgrad_inprocess, monkeypatch):
 def test_readme_images_exist():
     for image in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README):
         assert (REPO / image).stat().st_size > 20_000, image
+
+
+def test_python_api_snippet(workdir, app_env):
+    """The README's one-call example, run as a user would: a script file, a fresh process, the checkout on
+    PYTHONPATH; its posterior must find the line it was drawn from."""
+    (snippet,) = [b for b in blocks("python") if "ng.run(" in b]
+    script = workdir / "line_api.py"
+    script.write_text(snippet + "\nnp.savetxt('runs/line_api/means.txt', r.samples.mean(axis=0))\n")
+    ran = subprocess.run([sys.executable, str(script)], cwd=workdir, env=app_env, capture_output=True, text=True,
+                         timeout=600)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "logZ =" in ran.stdout
+    assert (workdir / "runs" / "line_api" / "results.json").is_file()
+    assert (workdir / "runs" / "line_api" / "corner.png").is_file()
+    a, b = np.loadtxt(workdir / "runs" / "line_api" / "means.txt")
+    assert abs(a - 0.5) < 0.15 and abs(b - 2.0) < 0.3
