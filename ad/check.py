@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .derivative import differentiate
+
 _EPS = np.finfo(np.float64).eps
 _LADDER_START = 0.1      # relative size of the largest step Ridders' ladder tries
 _LADDER_LEVELS = 18      # halvings: the smallest step is 0.1 / 2^17 ~ 8e-7 of |x|
@@ -135,7 +137,6 @@ def check_gradient(fn, theta, *consts, analytic=None, wrt="theta", rtol=1e-6, st
         active.append(arg_names.index(w))
     args = _float64_args(theta, consts, active)
     if derivative is None:
-        from . import differentiate  # at call time: the differentiator imports this module's package
         derivative = differentiate(fn, wrt=wrt)
 
     value = _evaluate(fn, args, "at the given point")

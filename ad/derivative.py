@@ -2,6 +2,7 @@
 import numpy as np
 
 from . import cache, parse
+from .emit import function_source
 from .pipeline import compile_kernel, module_source
 from .report import make_report
 
@@ -108,7 +109,6 @@ class Derivative:
 
 
 def module_source_primal(c):
-    from .emit import function_source
     return function_source(c.name, list(c.arg_names), c.value_ir, c.types, "float64", c.scratch)
 
 

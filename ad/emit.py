@@ -7,7 +7,7 @@ every int→float conversion is written as ``np.float32(...)`` so no float64 ari
 """
 import math
 
-from .ir import Assign, For, GradAdd, If, Return, RuleCall, Store, ZeroGrad, is_var
+from .ir import GUARD, Assign, For, GradAdd, If, Return, RuleCall, Store, ZeroGrad, is_var
 
 _SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%"}
 
@@ -130,10 +130,10 @@ class Emitter:
             if op == "div" and not dst_float:
                 w = None
             x, y = self.opnd(a[0], w), self.opnd(a[1], w)
-            if s.fn == "nz" and dst_float and not _plain_product_safe(a):
-                # adjoint product: 0 when the adjoint is 0 (reverse.GUARD), branch-free (selects.py)
+            if s.fn == GUARD and dst_float and not _plain_product_safe(a):
+                # adjoint product: 0 when the adjoint is 0, branch-free (selects.py)
                 return f"_nz_{op}({x}, {y})"
-            if s.fn == "nz" and not is_var(a[0]) and a[0].value == 0:
+            if s.fn == GUARD and not is_var(a[0]) and a[0].value == 0:
                 return self.flit(0.0)
             return f"{x} {_SYM[op]} {y}"
         if op == "pow":

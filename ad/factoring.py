@@ -10,29 +10,16 @@ does: one sum of ``d`` and one of ``d * d`` per parameter, the gradient formed a
 
 Real-number identities only (distributivity), so the result differs by rounding -- the reassociation that the
 ``reassoc`` fast-math flag allows; ``pipeline.module_source`` decides when it runs.  The factors are applied
-after the loop as guarded products (``reverse.GUARD``): a sum that is exactly zero adds nothing even when a factor
+after the loop as guarded products (``ir.GUARD``): a sum that is exactly zero adds nothing even when a factor
 is infinite.  One edge differs from the unfactored code: a term (a product of primal values) that overflows to
 inf in some iteration whose adjoint factor is exactly zero gives ``inf * 0 = nan`` after the loop.
 """
-from .ir import Assign, Const, For, If, assigned, is_var, walk, uses
+from .ir import GUARD, Assign, Const, For, If, assigned, is_var, map_loops, uses, walk
 
 
 def factor_accumulations(stmts, types, fresh):
     """A copy of ``stmts`` with invariant factors moved out of loop accumulations (innermost loops first)."""
-    out = []
-    for s in stmts:
-        if isinstance(s, If):
-            out.append(If(s.cond, factor_accumulations(s.then, types, fresh),
-                          factor_accumulations(s.orelse, types, fresh), s.pos))
-        elif isinstance(s, For):
-            body = factor_accumulations(s.body, types, fresh)
-            pre, body, post = _factor_loop(s, body, types, fresh)
-            out.extend(pre)
-            out.append(For(s.var, s.start, s.stop, s.step, body, s.pos, s.counter, s.reverse, s.loop_id))
-            out.extend(post)
-        else:
-            out.append(s)
-    return out
+    return map_loops(stmts, lambda before, loop, body: _factor_loop(loop, body, types, fresh))
 
 
 def _accumulators(loop, body, types):
@@ -243,7 +230,7 @@ class _Loop:
             value = self.sums[key]
             for op, k in coef:
                 t = self.fresh(f"{s.dst}_fac")
-                self.post.append(Assign(t, op, [value, k], "nz"))  # a zero sum stays 0 (reverse.GUARD)
+                self.post.append(Assign(t, op, [value, k], GUARD))  # a zero sum stays 0
                 value = t
             self.post.append(Assign(s.dst, s.op, [s.dst, value]))
 

@@ -1,12 +1,15 @@
-"""Fence pass: is this function inside the kernel subset?  Runs on the ``ast`` before any transformation.
+"""Fence pass: are the kernel, and every Python function it would inline, inside the kernel subset?  Runs on the
+``ast`` before any transformation (``pipeline.compile_kernel`` calls ``check_kernel`` before lowering).
 
-Every rejection is an ``UnsupportedError`` at the exact node, saying what to write instead. Name resolution
-(which calls have rules or sources, which globals are numeric constants) happens while lowering, also with
-positions; this pass only looks at the syntax.
+Every rejection is an ``UnsupportedError`` at the exact node, saying what to write instead.  This pass looks at
+syntax only; it resolves a call's name just far enough to find the helper functions to check as well.  Whether
+a name is defined, or a global is a numeric constant, is decided while lowering (also with positions).
 """
 import ast
+import types as pytypes
 
-from .errors import Where
+from . import parse, resolve, rules
+from .errors import KernelError, Where
 
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
 _AUGOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
@@ -45,6 +48,57 @@ _EXPR_ADVICE = {
     ast.NamedExpr: "`:=` is not supported: assign on its own line",
     ast.Starred: "`*args` is not supported in kernels",
 }
+
+
+def check_kernel(src):
+    """Check the kernel ``src`` (a ``parse.Source``), then each function it calls that lowering would inline
+    (helpers, ad.special functions, ``@ad.rule`` primals and partials), depth first in source order."""
+    check_function(src.node, src.filename)
+    seen = set()
+    for callee, tuple_return in _callees(src):
+        _check_callee(callee, tuple_return, seen)
+
+
+def _check_callee(fn, tuple_return, seen):
+    if (fn, tuple_return) in seen:
+        return  # checked already (or recursion, which lowering reports at the call)
+    seen.add((fn, tuple_return))
+    src = parse.from_function(fn)
+    check_function(src.node, src.filename, allow_tuple_return=tuple_return)
+    for callee, tuple_return in _callees(src):
+        _check_callee(callee, tuple_return, seen)
+
+
+def _callees(src):
+    """``(function, returns_tuple)`` for each call in ``src`` to a Python function lowering would inline: a rule's
+    partials function returns a tuple, and so does a helper called as ``a, b = f(...)``."""
+    local = set(src.arg_names)  # (a local assigned before the call shadows a global too: lowering rejects that)
+    unpacked = {id(s.value) for s in ast.walk(src.node) if isinstance(s, ast.Assign)
+                and isinstance(s.targets[0], ast.Tuple)}
+    for node in _in_source_order(src.node.body):
+        if not isinstance(node, ast.Call):
+            continue
+        try:
+            fn = resolve.lookup(node.func, src.namespace, local, Where(src.filename))
+        except KernelError:
+            continue  # lowering says what is wrong with the name, at the same position
+        if not (isinstance(fn, pytypes.FunctionType) and resolve.inlinable(fn)):
+            continue
+        rule = rules.lookup(fn)
+        yield fn, id(node) in unpacked and rule is None
+        if isinstance(rule, rules.FunctionRule):
+            yield rule.function, True
+
+
+def _in_source_order(stmts):
+    for s in stmts:
+        yield from _walk(s)
+
+
+def _walk(node):
+    yield node
+    for child in ast.iter_child_nodes(node):
+        yield from _walk(child)
 
 
 def check_function(node, filename, allow_tuple_return=False):

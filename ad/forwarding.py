@@ -15,26 +15,14 @@ the earliest variable still holding the same value; ``0 + x``, ``x - 0``, ``1 * 
 of a zero can change).  Dead statements are left for ``dce``.  Statements nested in ``if``/``for`` inside the
 body are opaque: whatever they assign becomes unknown, and they are not rewritten.
 """
-from .ir import Assign, Const, For, If, assigned, is_var
+from .ir import Assign, Const, assigned, is_var, map_loops
 
 _IDENTITIES = {"add": ((0, 0.0, 1), (1, 0.0, 0)), "sub": ((1, 0.0, 0),), "mul": ((0, 1.0, 1), (1, 1.0, 0))}
 
 
 def forward_invariants(stmts, types, fresh):
     """A copy of ``stmts`` with loop bodies rewritten as described in the module docstring."""
-    out = []
-    for s in stmts:
-        if isinstance(s, If):
-            out.append(If(s.cond, forward_invariants(s.then, types, fresh),
-                          forward_invariants(s.orelse, types, fresh), s.pos))
-        elif isinstance(s, For):
-            body = forward_invariants(s.body, types, fresh)
-            pre, body = _loop(out, s, body, types, fresh)
-            out.extend(pre)
-            out.append(For(s.var, s.start, s.stop, s.step, body, s.pos, s.counter, s.reverse, s.loop_id))
-        else:
-            out.append(s)
-    return out
+    return map_loops(stmts, lambda before, loop, body: _loop(before, loop, body, types, fresh))
 
 
 def _zero_before(before, names):
@@ -101,7 +89,7 @@ class _Eval:
 
 
 def _loop(before, loop, body, types, fresh):
-    """(statements to put before the loop, rewritten body)."""
+    """(statements to put before the loop, rewritten body, nothing after it)."""
     written = assigned(body) | {loop.var} | ({loop.counter} if loop.counter else set())
     nested = {v for s in body if not isinstance(s, Assign) for v in assigned([s])}
     zero = _zero_before(before, written - nested - {loop.var})
@@ -148,7 +136,7 @@ def _loop(before, loop, body, types, fresh):
                 new_body.append(Assign(s.dst, "copy", [src], pos=s.pos))
                 continue
         new_body.append(Assign(s.dst, s.op, args, s.fn, s.pos))
-    return pre, new_body
+    return pre, new_body, []
 
 
 def _replacement(a, ev, invariant_name, types):

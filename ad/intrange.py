@@ -15,7 +15,7 @@ is extrapolated over the largest trip count, and one growing faster (a product) 
 """
 import math
 
-from .errors import UnsupportedError
+from .errors import UnsupportedError, error_at
 from .ir import Assign, Const, For, If, RuleCall, is_var
 
 DATA_BOUND = 2 ** 31
@@ -36,11 +36,11 @@ def check(body, types, arg_names, filename):
     for s, (lo, hi) in ev.results.values():
         if lo < _INT64[0] or hi > _INT64[1]:
             bound = "unbounded" if math.isinf(lo) or math.isinf(hi) else f"up to {max(abs(lo), abs(hi)):.3g}"
-            raise UnsupportedError(
+            raise error_at(s.pos,
                 f"integer arithmetic here may exceed the int64 range ({bound}): Python integers never overflow but "
                 "compiled (numba) integers wrap silently, so the compiled kernel would differ; compute it in "
                 "floating point (e.g. `c = 1.0` instead of `c = 1`) or keep it bounded (e.g. `% m`)",
-                filename, *s.pos)
+                filename, UnsupportedError)
     return {**ev.hull, **ev.heads}
 
 

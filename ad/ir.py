@@ -5,7 +5,16 @@ A function body is a list of statements; statements are three-address assignment
 statement kinds that only appear in generated code (gradient accumulation, scratch stores, zeroing).
 """
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple, Union
+from typing import List, Optional, Union
+
+from .errors import NO_POS, Pos
+
+
+# ``fn`` of an adjoint product ``g * partial`` (or ``g / x``): zero when the adjoint ``g`` (the left operand) is
+# exactly zero, so a value that overflowed to inf (or a NaN partial) after it stopped mattering adds 0, not
+# 0 * inf = NaN, as it would in a tape with symbolic zeros (JAX).  Emitted as ``_nz_mul``/``_nz_div`` (selects.py):
+# one compare and one select, no branch in the generated code, CUDA-compatible.
+GUARD = "nz"
 
 
 @dataclass(frozen=True)
@@ -24,7 +33,7 @@ class Assign:
     op: str
     args: List[Operand]
     fn: Optional[str] = None
-    pos: Tuple[int, int] = (0, 0)
+    pos: Pos = NO_POS
 
 
 @dataclass
@@ -32,7 +41,7 @@ class If:
     cond: Operand
     then: List
     orelse: List
-    pos: Tuple[int, int] = (0, 0)
+    pos: Pos = NO_POS
 
 
 @dataclass
@@ -44,7 +53,7 @@ class For:
     stop: Operand
     step: Operand
     body: List
-    pos: Tuple[int, int] = (0, 0)
+    pos: Pos = NO_POS
     counter: Optional[str] = None
     reverse: bool = False
     loop_id: int = -1
@@ -58,7 +67,7 @@ class RuleCall:
     rule: object
     args: List[Operand]
     body: List
-    pos: Tuple[int, int] = (0, 0)
+    pos: Pos = NO_POS
 
 
 @dataclass
@@ -67,6 +76,7 @@ class GradAdd:
     grad: str
     index: List[Operand]
     value: Operand
+    pos: Pos = NO_POS
 
 
 @dataclass
@@ -74,6 +84,7 @@ class Store:
     """``scratch[index] = value`` (loop-carried state kept for the reverse sweep)."""
     index: Operand
     value: Operand
+    pos: Pos = NO_POS
 
 
 @dataclass
@@ -147,47 +158,52 @@ def uses(s):
     return {o for o in ops if is_var(o)}
 
 
-def rename(stmts, mapping):
-    """A copy of ``stmts`` in which every operand read from ``mapping``'s keys reads its value instead."""
+def rename(stmts, mapping, targets=False):
+    """A copy of ``stmts`` in which every operand read from ``mapping``'s keys reads its value instead; with
+    ``targets``, assigned names are renamed too (a private copy of a computation)."""
     def r(o):
         return mapping.get(o, o) if is_var(o) else o
 
+    dst = r if targets else (lambda name: name)
     out = []
     for s in stmts:
         if isinstance(s, Assign):
-            out.append(Assign(s.dst, s.op, [r(a) for a in s.args], s.fn, s.pos))
+            out.append(Assign(dst(s.dst), s.op, [r(a) for a in s.args], s.fn, s.pos))
         elif isinstance(s, If):
-            out.append(If(r(s.cond), rename(s.then, mapping), rename(s.orelse, mapping), s.pos))
+            out.append(If(r(s.cond), rename(s.then, mapping, targets), rename(s.orelse, mapping, targets), s.pos))
         elif isinstance(s, For):
-            out.append(For(s.var, r(s.start), r(s.stop), r(s.step), rename(s.body, mapping), s.pos, s.counter,
-                           s.reverse, s.loop_id))
+            out.append(For(s.var, r(s.start), r(s.stop), r(s.step), rename(s.body, mapping, targets), s.pos,
+                           s.counter, s.reverse, s.loop_id))
         elif isinstance(s, RuleCall):
-            out.append(RuleCall(s.dst, s.rule, [r(a) for a in s.args], rename(s.body, mapping), s.pos))
+            out.append(RuleCall(dst(s.dst), s.rule, [r(a) for a in s.args], rename(s.body, mapping, targets), s.pos))
+        elif isinstance(s, GradAdd):
+            out.append(GradAdd(s.grad, [r(i) for i in s.index], r(s.value), s.pos))
+        elif isinstance(s, Store):
+            out.append(Store(r(s.index), r(s.value), s.pos))
         else:
             out.append(s)
     return out
 
 
 def rename_all(stmts, mapping):
-    """Like ``rename`` but also renames assigned names and gradient values (a private copy of a computation)."""
-    def r(o):
-        return mapping.get(o, o) if is_var(o) else o
+    """``rename`` of reads and assigned names."""
+    return rename(stmts, mapping, targets=True)
 
+
+def map_loops(stmts, per_loop):
+    """A copy of ``stmts`` in which every loop, innermost first, is replaced by ``per_loop(before, loop, body)``
+    -> ``(pre, body, post)``: statements placed before it, its new body, statements placed after it.
+    ``before`` is the list of statements already produced in the same block; ``body`` is the loop's body with
+    its own loops already replaced."""
     out = []
     for s in stmts:
-        if isinstance(s, Assign):
-            out.append(Assign(r(s.dst), s.op, [r(a) for a in s.args], s.fn, s.pos))
-        elif isinstance(s, If):
-            out.append(If(r(s.cond), rename_all(s.then, mapping), rename_all(s.orelse, mapping), s.pos))
+        if isinstance(s, If):
+            out.append(If(s.cond, map_loops(s.then, per_loop), map_loops(s.orelse, per_loop), s.pos))
         elif isinstance(s, For):
-            out.append(For(s.var, r(s.start), r(s.stop), r(s.step), rename_all(s.body, mapping), s.pos, s.counter,
-                           s.reverse, s.loop_id))
-        elif isinstance(s, RuleCall):
-            out.append(RuleCall(r(s.dst), s.rule, [r(a) for a in s.args], rename_all(s.body, mapping), s.pos))
-        elif isinstance(s, GradAdd):
-            out.append(GradAdd(s.grad, [r(i) for i in s.index], r(s.value)))
-        elif isinstance(s, Store):
-            out.append(Store(r(s.index), r(s.value)))
+            pre, body, post = per_loop(out, s, map_loops(s.body, per_loop))
+            out.extend(pre)
+            out.append(For(s.var, s.start, s.stop, s.step, body, s.pos, s.counter, s.reverse, s.loop_id))
+            out.extend(post)
         else:
             out.append(s)
     return out

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import List
 
 from . import dce
-from .errors import UnsupportedError
-from .ir import Assign, Const, For, RuleCall, Store, is_var, walk
+from .errors import UnsupportedError, error_at
+from .ir import Assign, Const, For, If, RuleCall, Store, is_var, walk
 
 REDUCTION = "independent-iteration reduction"
 CARRIED = "loop-carried state"
@@ -132,10 +132,10 @@ def bounds_prelude(loop, producers, counts, filename, arg_names):
         seen.add(op)
         s = producers.get(op)
         if s is None or counts.get(op) != 1 or s.op not in _PRELUDE_OPS:
-            raise UnsupportedError(
+            raise error_at(loop.pos,
                 "this loop carries state that must be stored for the reverse sweep, but its trip count is not a "
                 "function of the kernel's arguments (shapes, integer arguments, constants); compute the bounds "
-                "from the arguments", filename, loop.pos[0], loop.pos[1])
+                "from the arguments", filename, UnsupportedError)
         for a in s.args:
             visit(a)
         stmts.append(s)
@@ -179,7 +179,6 @@ def trip_formula(loop, producers, arg_names):
 
 def child_loops(stmts):
     """Loops directly inside ``stmts`` (through branches, not through other loops)."""
-    from .ir import If
     for s in stmts:
         if isinstance(s, For):
             yield s

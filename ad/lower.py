@@ -8,14 +8,12 @@ conditional expressions and ``and``/``or`` are desugared; early returns were alr
 """
 import ast
 import builtins
-import numbers
 import types
 
-import numpy as np
-
-from . import fence, rules
-from .calls import _RET, CallsMixin, _dotted
+from . import resolve, rules
+from .calls import RET, CallsMixin
 from .errors import Where
+from .fold import fold, fold_compare
 from .ir import Assign, Const, For, If, is_var
 from .restructure import restructure
 
@@ -44,24 +42,29 @@ class Context:
 
 
 def lower_function(src, ctx=None):
-    """Lower the kernel ``src`` (a ``parse.Source``); return ``(statements, return_operand, ctx)``."""
-    fence.check_function(src.node, src.filename)
+    """Lower the kernel ``src`` (a ``parse.Source`` the fence pass accepted, with every function it calls);
+    return ``(statements, return_operand, ctx)``."""
     ctx = ctx or Context(src.arg_names)
     env = {a: a for a in src.arg_names}
-    low = _Lowerer(src, ctx, env, prefix="")
+    low = Lowerer(src, ctx, env, prefix="")
     body = low.block(restructure(src.node.body))
-    if _RET not in low.env:
+    if RET not in low.env:
         raise Where(src.filename).error(src.node, "the kernel does not return a value on every path: end every "
                                                    "branch with `return <scalar>`")
-    return body, low.env[_RET], ctx
+    return body, low.env[RET], ctx
 
 
-class _Lowerer(CallsMixin):
-    def __init__(self, src, ctx, env, prefix):
+class Lowerer(CallsMixin):
+    """Lowers one function body into ``out``.  ``env`` maps the function's names to IR operands; ``prefix`` keeps
+    an inlined function's temporaries apart; ``origin``, when given, is the position every statement gets (code
+    that is not the user's: ad.special bodies, rule templates), otherwise each gets its own node's."""
+
+    def __init__(self, src, ctx, env, prefix, origin=None):
         self.src = src
         self.ctx = ctx
         self.env = env
         self.prefix = prefix
+        self.origin = origin
         self.where = Where(src.filename)
         self.out = None
 
@@ -72,10 +75,18 @@ class _Lowerer(CallsMixin):
     def emit(self, stmt):
         self.out.append(stmt)
 
+    def pos(self, node):
+        """Where the statements lowered from ``node`` come from (generated code names it in a comment)."""
+        return self.origin or self.where.pos(node)
+
     def assign(self, node, op, args, fn=None, hint="t"):
         dst = self.fresh(hint)
-        self.emit(Assign(dst, op, list(args), fn, self.where.pos(node)))
+        self.emit(Assign(dst, op, list(args), fn, self.pos(node)))
         return dst
+
+    def copy(self, node, dst, value):
+        """``dst = value`` (a statement to place in a branch)."""
+        return Assign(dst, "copy", [value], pos=self.pos(node))
 
     def err(self, node, msg):
         return self.where.error(node, msg)
@@ -113,7 +124,7 @@ class _Lowerer(CallsMixin):
             value = self.expr(s.value)
             self.bind(s.target.id, self.binop(s, _BINOP[type(s.op)], current, value, s.target.id), s)
         elif isinstance(s, ast.Return):
-            self.env[_RET] = self.expr(s.value)
+            self.env[RET] = self.expr(s.value)
             if not self.prefix:
                 self.ctx.returns.append(self.where.pos(s.value))
         elif isinstance(s, ast.If):
@@ -152,8 +163,8 @@ class _Lowerer(CallsMixin):
         env_then, self.env = self.env, dict(before)
         orelse = self.block(s.orelse)
         env_else = self.env
-        self.env = self.merge(before, env_then, then, env_else, orelse, self.where.pos(s))
-        self.emit(If(cond, then, orelse, self.where.pos(s)))
+        self.env = self.merge(before, env_then, then, env_else, orelse, self.pos(s))
+        self.emit(If(cond, then, orelse, self.pos(s)))
 
     def merge(self, before, env_a, out_a, env_b, out_b, pos=(0, 0)):
         merged = {}
@@ -163,7 +174,7 @@ class _Lowerer(CallsMixin):
                 if va == vb:
                     merged[name] = va
                 else:
-                    m = self.fresh(name if name != _RET else "ret")
+                    m = self.fresh(name if name != RET else "ret")
                     out_a.append(Assign(m, "copy", [va], pos=pos))
                     out_b.append(Assign(m, "copy", [vb], pos=pos))
                     merged[name] = m
@@ -186,12 +197,12 @@ class _Lowerer(CallsMixin):
                 raise self.err(node or it, "range() bounds must be integers")
         target = s.target.id
         written = _assigned_names(s.body) - {target}
-        carried = [n for n in written if n in self.env and n != _RET]
+        carried = [n for n in written if n in self.env and n != RET]
         pre = dict(self.env)
         carried_names = {}
         for n in carried:
             v = self.fresh(n)
-            self.emit(Assign(v, "copy", [self.env[n]], pos=self.where.pos(s)))
+            self.emit(Assign(v, "copy", [self.env[n]], pos=self.pos(s)))
             self.env[n] = v
             carried_names[n] = v
         index = self.fresh(target)
@@ -201,14 +212,14 @@ class _Lowerer(CallsMixin):
         # values of `a` and `b` ARE the carried names of `b` and `a`, so copying them one at a time would read a
         # carried name already overwritten (F1 in tests/ad/fuzz/FINDINGS.md)
         pairs = [(v, self.env[n]) for n, v in carried_names.items() if n in self.env and self.env[n] != v]
-        body.extend(self.parallel_copy(pairs))
+        body.extend(self.parallel_copy(pairs, self.pos(s)))
         # after the loop: carried names hold their final values; loop-local names (and the index) are gone
         self.env = {n: (carried_names.get(n, val)) for n, val in pre.items()}
         if target in pre and target not in carried_names:
             del self.env[target]
-        self.emit(For(index, start, stop, step, body, self.where.pos(s)))
+        self.emit(For(index, start, stop, step, body, self.pos(s)))
 
-    def parallel_copy(self, pairs):
+    def parallel_copy(self, pairs, pos):
         """Statements performing the copies ``dst = src`` for all ``(dst, src)`` pairs at once (every ``src`` read
         before any ``dst`` is written): a copy goes first when no pending copy still reads its destination; a
         cycle (a swap, a rotation) is broken by saving one destination in a fresh temporary."""
@@ -219,11 +230,11 @@ class _Lowerer(CallsMixin):
             ready = [d for d in pending if d not in reads]
             if ready:
                 for d in ready:
-                    out.append(Assign(d, "copy", [pending.pop(d)]))
+                    out.append(Assign(d, "copy", [pending.pop(d)], pos=pos))
                 continue
             d = next(iter(pending))  # every remaining destination is read by another copy: a cycle
             saved = self.fresh(d.split("__")[0] + "_old")
-            out.append(Assign(saved, "copy", [d]))
+            out.append(Assign(saved, "copy", [d], pos=pos))
             pending = {k: (saved if is_var(src) and src == d else src) for k, src in pending.items()}
         return out
 
@@ -278,7 +289,7 @@ class _Lowerer(CallsMixin):
 
     def binop(self, node, op, a, b, hint="t"):
         if isinstance(a, Const) and isinstance(b, Const):
-            folded = _fold(op, a.value, b.value)
+            folded = fold(op, a.value, b.value)
             if folded is not None:
                 return Const(folded)
         return self.assign(node, op, [a, b], hint=hint)
@@ -293,7 +304,7 @@ class _Lowerer(CallsMixin):
         # a comparison of two constants is decided here (`k == k` with `k = 2` propagated): left in the code,
         # numba's dead-branch pruning folds it itself and can leave a later branch reading a variable it treats
         # as undefined (fuzz seed 100107, F3 in tests/ad/fuzz/FINDINGS.md)
-        folded = [_fold_cmp(type(op), a.value, b.value) if isinstance(a, Const) and isinstance(b, Const) else None
+        folded = [fold_compare(type(op), a.value, b.value) if isinstance(a, Const) and isinstance(b, Const) else None
                   for op, a, b in parts]
         if False in folded:
             return Const(False)  # a chained comparison is a bool: False when any link is
@@ -307,7 +318,7 @@ class _Lowerer(CallsMixin):
                 result = t
             else:
                 r = self.fresh("and")
-                self.emit(If(result, [Assign(r, "copy", [t])], [Assign(r, "copy", [result])]))
+                self.emit(If(result, [self.copy(e, r, t)], [self.copy(e, r, result)], self.pos(e)))
                 result = r
         return result
 
@@ -325,11 +336,9 @@ class _Lowerer(CallsMixin):
         rest_code, self.out = self.out, saved
         r = self.fresh("or" if isinstance(e.op, ast.Or) else "and")
         if isinstance(e.op, ast.And):
-            self.emit(If(first, rest_code + [Assign(r, "copy", [rest])], [Assign(r, "copy", [first])],
-                         self.where.pos(e)))
+            self.emit(If(first, rest_code + [self.copy(e, r, rest)], [self.copy(e, r, first)], self.pos(e)))
         else:
-            self.emit(If(first, [Assign(r, "copy", [first])], rest_code + [Assign(r, "copy", [rest])],
-                         self.where.pos(e)))
+            self.emit(If(first, [self.copy(e, r, first)], rest_code + [self.copy(e, r, rest)], self.pos(e)))
         return r
 
     def ifexp(self, e):
@@ -340,12 +349,12 @@ class _Lowerer(CallsMixin):
         saved = self.out
         self.out = []
         a = self.expr(e.body)
-        then = self.out + [Assign(r, "copy", [a])]
+        then = self.out + [self.copy(e, r, a)]
         self.out = []
         b = self.expr(e.orelse)
-        orelse = self.out + [Assign(r, "copy", [b])]
+        orelse = self.out + [self.copy(e, r, b)]
         self.out = saved
-        self.emit(If(cond, then, orelse, self.where.pos(e)))
+        self.emit(If(cond, then, orelse, self.pos(e)))
         return r
 
     def name(self, e):
@@ -359,37 +368,11 @@ class _Lowerer(CallsMixin):
                           "one branch of an `if` cannot be read after it: assign it before)")
 
     def constant_of(self, e, obj):
-        if isinstance(obj, (bool, np.bool_)):
-            return Const(bool(obj))
-        if isinstance(obj, numbers.Integral):
-            return Const(int(obj))
-        if isinstance(obj, numbers.Real):
-            return Const(float(obj))
-        what = type(obj).__name__
-        if isinstance(obj, np.ndarray):
-            raise self.unsupported(e, "global arrays are not supported: pass the array as a data argument")
-        raise self.unsupported(e, f"{_dotted(e)!r} is a {what}, not a number: kernels may read only numeric "
-                                  "module constants; pass other values as arguments")
+        return resolve.constant(e, obj, self.where)
 
     def resolve(self, e):
         """The Python object an ``a.b.c`` or ``name`` refers to in the function's name space."""
-        if isinstance(e, ast.Name):
-            if e.id in self.env:
-                raise self.unsupported(e, f"{e.id!r} is a local variable or argument, not a module or function")
-            if e.id in self.src.namespace:
-                return self.src.namespace[e.id]
-            if hasattr(builtins, e.id):
-                return getattr(builtins, e.id)
-            raise self.err(e, f"name {e.id!r} is not defined")
-        if isinstance(e, ast.Attribute):
-            if isinstance(e.value, ast.Name) and e.value.id in self.env:
-                raise self.unsupported(e, f"attribute `.{e.attr}` of a kernel value is not supported (only "
-                                          "`x.shape[k]` on array arguments)")
-            base = self.resolve(e.value)
-            if not hasattr(base, e.attr):
-                raise self.err(e, f"{_dotted(e.value)!r} has no attribute {e.attr!r}")
-            return getattr(base, e.attr)
-        raise self.unsupported(e, "unsupported expression")
+        return resolve.lookup(e, self.src.namespace, self.env, self.where)
 
     def array_arg(self, e):
         """The kernel argument name an indexed expression refers to."""
@@ -433,32 +416,3 @@ def _assigned_names(stmts):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
     return names
-
-
-def _fold_cmp(op, a, b):
-    """``a op b`` for two constants (numbers or bools), or None when it cannot be decided."""
-    try:
-        return bool({ast.Lt: lambda: a < b, ast.LtE: lambda: a <= b, ast.Gt: lambda: a > b,
-                     ast.GtE: lambda: a >= b, ast.Eq: lambda: a == b, ast.NotEq: lambda: a != b}[op]())
-    except (KeyError, TypeError):
-        return None
-
-
-def _fold(op, a, b):
-    if isinstance(a, bool) or isinstance(b, bool):
-        return None
-    try:
-        if op == "add":
-            return a + b
-        if op == "sub":
-            return a - b
-        if op == "mul":
-            return a * b
-        if op == "div":
-            return a / b
-        if op == "pow" and isinstance(b, int) and abs(b) < 64 and not (a == 0 and b < 0):
-            r = a ** b
-            return r if isinstance(r, (int, float)) else None
-    except (ZeroDivisionError, OverflowError):
-        return None
-    return None

@@ -6,7 +6,7 @@ prints it for one float width and target.
 from dataclasses import dataclass, replace
 
 from . import activity as activity_pass
-from . import dce, intrange, types
+from . import dce, fence, intrange, types
 from .emit import function_source
 from .errors import KernelError
 from .fusion import strip_effects
@@ -53,12 +53,13 @@ def compile_kernel(src, wrt="theta"):
         if w not in src.arg_names:
             raise KernelError(f"wrt names {w!r}, which is not an argument of {src.name}{src.arg_names}",
                               src.filename, where_line, src.node.col_offset + 1)
+    fence.check_kernel(src)
     body, ret, ctx = lower_function(src)
     tinfo = types.infer(body, src.arg_names, ctx.array_ndim, src.filename, wrt)
     types.check_bool_arithmetic(body, tinfo, src.filename)
     int_ranges = intrange.check(body, tinfo, src.arg_names, src.filename)
     if is_var(ret) and ret in tinfo.arrays or (ret in wrt):
-        line, col = ctx.returns[-1] if ctx.returns else (where_line, 1)
+        line, col = ctx.returns[-1][:2] if ctx.returns else (where_line, 1)
         raise KernelError(f"the kernel returns the array {ret!r}: a kernel returns one scalar (e.g. a sum over "
                           "its elements)", src.filename, line, col)
     _check_active_arguments(src, body, tinfo, wrt)

@@ -10,17 +10,12 @@ whose accumulator adjoint is known before the loop (at the top level, or directl
 runs its adjoint inside the forward pass instead (``fusion.py``): one pass over the data.
 """
 from . import fusion, loops, rules
-from .errors import UnsupportedError
-from .ir import Assign, Const, For, GradAdd, If, RuleCall, Store, ZeroGrad, is_var, rename_all, walk
-from .calls import lower_partials, lower_template
+from .errors import UnsupportedError, error_at
+from .ir import GUARD, Assign, Const, For, GradAdd, If, RuleCall, ZeroGrad, is_var, rename_all, walk
+from .partials import lower_adjoint, lower_partials
 
 ZERO = Const(0.0)
 ONE = Const(1.0)
-# ``fn`` of an adjoint product ``vb * partial`` (or ``vb / x``): zero when the adjoint ``vb`` is exactly zero, so a
-# value that overflowed to inf (or a NaN partial) after it stopped mattering adds 0, not 0 * inf = NaN, as it
-# would in a tape with symbolic zeros (JAX).  Emitted as ``_nz_mul``/``_nz_div`` (selects.py): one compare and one
-# select, no branch in the generated code, CUDA-compatible.
-GUARD = "nz"
 
 
 class Reverse:
@@ -64,7 +59,7 @@ class Reverse:
         for s in stmts:
             if isinstance(s, For):
                 s.loop_id = len(self.info)
-                self.info[s.loop_id] = loops.LoopInfo(s.loop_id, s.pos[0], s.pos[1], depth=depth)
+                self.info[s.loop_id] = loops.LoopInfo(s.loop_id, s.pos.line, s.pos.col, depth=depth)
                 self._number_loops(s.body, depth + 1)
             elif isinstance(s, If):
                 self._number_loops(s.then, depth)
@@ -173,82 +168,54 @@ class Reverse:
         out.append(For(s.var, s.start, s.stop, s.step, body, s.pos, counter=counter, reverse=True,
                        loop_id=s.loop_id))
 
-    def accumulate(self, target, value, out, negate=False):
+    def accumulate(self, target, value, out, negate=False, pos=(0, 0)):
         """``adjoint(target) += value`` (or ``-=``)."""
         if not self.act.is_active(target):
             return
         tb = self.adjoint(target)
-        out.append(Assign(tb, "sub" if negate else "add", [tb, value]))
-
-    def scaled(self, vb, partial, out):
-        t = self.fresh("p")
-        out.append(Assign(t, "mul", [vb, partial], GUARD))
-        return t
+        out.append(Assign(tb, "sub" if negate else "add", [tb, value], pos=pos))
 
     def reverse_assign(self, s, out):
         v = s.dst
         if v not in self.act.active:
             return
         vb = self.adjoint(v)
-        a = s.args
-        op = s.op
-        active = [self.act.is_active(x) for x in a]
-        if op in ("copy", "tofloat"):
-            self.accumulate(a[0], vb, out)
-        elif op == "add":
-            self.accumulate(a[0], vb, out)
-            self.accumulate(a[1], vb, out)
-        elif op == "sub":
-            self.accumulate(a[0], vb, out)
-            self.accumulate(a[1], vb, out, negate=True)
-        elif op == "neg":
-            self.accumulate(a[0], vb, out, negate=True)
-        elif op == "mul":
-            if active[0]:
-                self.accumulate(a[0], self.scaled(vb, a[1], out), out)
-            if active[1]:
-                self.accumulate(a[1], self.scaled(vb, a[0], out), out)
-        elif op == "div":
-            if active[0]:
-                t = self.fresh("p")
-                out.append(Assign(t, "div", [vb, a[1]], GUARD))
-                self.accumulate(a[0], t, out)
-            if active[1]:
-                t = self.scaled(vb, v, out)
-                t2 = self.fresh("p")
-                out.append(Assign(t2, "div", [t, a[1]], GUARD))
-                self.accumulate(a[1], t2, out, negate=True)
-        elif op == "index":
-            if a[0] in self.grad_names:
-                out.append(GradAdd(self.grad_names[a[0]], list(a[1:]), vb))
-        elif op in ("pow", "call", "mod"):
-            if op == "mod":
-                templates = ("1.0", "-float(math.floor(a / b))")  # a % b = a - b * floor(a / b)
-            elif op == "pow":
-                exponent = None if is_var(a[1]) else a[1].value
-                templates = rules.pow_partials(exponent)
-            else:
-                templates = rules.MATH_RULES.get(s.fn)
-                if templates is None:
-                    raise UnsupportedError(f"no derivative rule for {s.fn}", self.filename, *s.pos)
-            for k, x in enumerate(a):
-                if active[k]:
-                    p = lower_template(templates[k], a, v, self.ctx, out)
-                    self.accumulate(x, self.scaled(vb, p, out), out)
+        if s.op == "index":  # a read of an active argument's element: its gradient entry gets the adjoint
+            if s.args[0] in self.grad_names:
+                out.append(GradAdd(self.grad_names[s.args[0]], list(s.args[1:]), vb, s.pos))
         else:
-            raise UnsupportedError(f"no derivative for operation {op!r}", self.filename, *s.pos)
-        out.append(Assign(vb, "copy", [ZERO]))
+            exponent = None
+            if s.op == "pow" and not is_var(s.args[1]):
+                exponent = s.args[1].value
+            templates = rules.adjoints(s.fn if s.op == "call" else s.op, exponent)
+            if templates is None:
+                what = f"rule for {s.fn}" if s.op == "call" else f"derivative for operation {s.op!r}"
+                raise error_at(s.pos, f"no {what}", self.filename, UnsupportedError)
+            self.apply_templates(templates, s, vb, out)
+        out.append(Assign(vb, "copy", [ZERO], pos=s.pos))
+
+    def apply_templates(self, templates, s, vb, out):
+        """Each active argument's adjoint += its template's amount (``rules.ADJOINTS``)."""
+        for x, template in zip(s.args, templates):
+            if self.act.is_active(x):
+                amount, negate = lower_adjoint(template, s.args, s.dst, vb, self.ctx, out, s.pos, self.fresh)
+                self.accumulate(x, amount, out, negate, s.pos)
 
     def reverse_rule(self, s, out):
         v = s.dst
         if v not in self.act.active:
             return
         vb = self.adjoint(v)
-        partials = lower_partials(s.rule, s.args, v, self.ctx, out, s.pos)
-        for x, p in zip(s.args, partials):
-            if self.act.is_active(x):
-                self.accumulate(x, self.scaled(vb, p, out), out)
-        out.append(Assign(vb, "copy", [ZERO]))
+        if isinstance(s.rule, rules.FunctionRule):
+            partials = lower_partials(s.rule, s.args, self.ctx, out)
+            for x, p in zip(s.args, partials):
+                if self.act.is_active(x):
+                    t = self.fresh("p")
+                    out.append(Assign(t, "mul", [vb, p], GUARD, s.pos))
+                    self.accumulate(x, t, out, pos=s.pos)
+        else:
+            self.apply_templates(s.rule.templates, s, vb, out)
+        out.append(Assign(vb, "copy", [ZERO], pos=s.pos))
 
     # ---- fusion of reduction loops with their reverse ----------------------------------------------
     def fusion_plan(self):

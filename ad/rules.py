@@ -1,15 +1,22 @@
-"""Derivative rules: partials as small kernel-language expression templates (Tangent's grads.py idea).
+"""Derivative rules: every adjoint in one table of small kernel-language templates (Tangent's grads.py idea).
 
-In a template, ``a`` and ``b`` are the call's arguments and ``r`` its result; the reverse pass lowers the
-template like kernel code (so ``special.digamma(a)`` is inlined) and adds ``adjoint(r) * partial`` to each
-active argument's adjoint. A template is only emitted for an active argument, so ``pow``'s exponent partial (a
-``log`` of the base) never appears unless the exponent is active.
+``ADJOINTS[name]`` holds, for an operation (``add``, ``mul``, ``pow``...), a ``math`` function or an ``ad.special``
+function, one template per argument: the amount added to that argument's adjoint.  In a template ``g`` is the
+adjoint of the result ``r``, and ``a`` and ``b`` are the arguments.  A leading ``-`` subtracts the amount; a product
+or quotient with ``g`` on the left is *guarded* (``ir.GUARD``: exactly 0 when ``g`` is 0); any part without ``g``
+(``1.0 / a``, ``special.digamma(a)``) is lowered like kernel code, so special functions are inlined.  A template is
+only lowered for an active argument, so ``pow``'s exponent adjoint (a ``log`` of the base) never appears unless
+the exponent is active.  ``partials.py`` lowers the templates; ``reverse.py`` reads them from here.
+
+Math-function templates are written ``g * (partial)``: the partial first, then one guarded product.
 
 ``ad.rule(primal)`` registers a user rule: the decorated function takes the primal's arguments and returns a
 tuple of partials (both are plain kernel-subset Python, inlined into the generated code).
 """
 import math
 from dataclasses import dataclass
+
+from . import special
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -33,48 +40,63 @@ NUMPY_ALIASES = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1",
 # time grows with (branches x variables)
 _SIGN = "(float(a > 0.0) - float(a < 0.0))"
 
-MATH_RULES = {
-    "exp": ("r",),
-    "log": ("1.0 / a",),
-    "log2": ("1.4426950408889634 / a",),
-    "log10": ("0.4342944819032518 / a",),
-    "log1p": ("1.0 / (1.0 + a)",),
-    "expm1": ("r + 1.0",),
-    "sqrt": ("0.5 / r",),
-    "sin": ("math.cos(a)",),
-    "cos": ("-math.sin(a)",),
-    "tan": ("1.0 + r * r",),
-    "tanh": ("1.0 - r * r",),
-    "sinh": ("math.cosh(a)",),
-    "cosh": ("math.sinh(a)",),
-    "asin": ("1.0 / math.sqrt(1.0 - a * a)",),
-    "acos": ("-1.0 / math.sqrt(1.0 - a * a)",),
-    "atan": ("1.0 / (1.0 + a * a)",),
-    "atan2": ("b / (a * a + b * b)", "-a / (a * a + b * b)"),
-    "hypot": ("(a / r if r != 0.0 else 0.0)", "(b / r if r != 0.0 else 0.0)"),
-    "erf": (f"{_TWO_OVER_SQRT_PI!r} * math.exp(-a * a)",),
-    "erfc": (f"-{_TWO_OVER_SQRT_PI!r} * math.exp(-a * a)",),
-    "lgamma": ("special.digamma(a)",),
-    "fabs": (_SIGN,),
-    "abs": (_SIGN,),
-    "min": ("float(a <= b)", "float(not (a <= b))"),
-    "max": ("float(a >= b)", "float(not (a >= b))"),
-    # pow: see pow_partials (the base partial depends on whether the exponent is a known integer)
+ADJOINTS = {
+    # operations (``pow``: see adjoints(), its base term depends on whether the exponent is a known integer)
+    "copy": ("g",),
+    "tofloat": ("g",),
+    "add": ("g", "g"),
+    "sub": ("g", "-g"),
+    "neg": ("-g",),
+    "mul": ("g * b", "g * a"),
+    "div": ("g / b", "-(g * r / b)"),
+    "mod": ("g", "g * -float(math.floor(a / b))"),  # a % b = a - b * floor(a / b)
+    # math functions, abs, min, max
+    "exp": ("g * r",),
+    "log": ("g * (1.0 / a)",),
+    "log2": ("g * (1.4426950408889634 / a)",),
+    "log10": ("g * (0.4342944819032518 / a)",),
+    "log1p": ("g * (1.0 / (1.0 + a))",),
+    "expm1": ("g * (r + 1.0)",),
+    "sqrt": ("g * (0.5 / r)",),
+    "sin": ("g * math.cos(a)",),
+    "cos": ("g * -math.sin(a)",),
+    "tan": ("g * (1.0 + r * r)",),
+    "tanh": ("g * (1.0 - r * r)",),
+    "sinh": ("g * math.cosh(a)",),
+    "cosh": ("g * math.sinh(a)",),
+    "asin": ("g * (1.0 / math.sqrt(1.0 - a * a))",),
+    "acos": ("g * (-1.0 / math.sqrt(1.0 - a * a))",),
+    "atan": ("g * (1.0 / (1.0 + a * a))",),
+    "atan2": ("g * (b / (a * a + b * b))", "g * (-a / (a * a + b * b))"),
+    "hypot": ("g * (a / r if r != 0.0 else 0.0)", "g * (b / r if r != 0.0 else 0.0)"),
+    "erf": (f"g * ({_TWO_OVER_SQRT_PI!r} * math.exp(-a * a))",),
+    "erfc": (f"g * (-{_TWO_OVER_SQRT_PI!r} * math.exp(-a * a))",),
+    "lgamma": ("g * special.digamma(a)",),
+    "fabs": (f"g * {_SIGN}",),
+    "abs": (f"g * {_SIGN}",),
+    "min": ("g * float(a <= b)", "g * float(not (a <= b))"),
+    "max": ("g * float(a >= b)", "g * float(not (a >= b))"),
+    # ad.special functions (the others there are differentiated through their source)
+    "digamma": ("g * special.trigamma(a)",),
+    "trigamma": ("g * special.tetragamma(a)",),
+    "logaddexp": ("g * math.exp(a - r)", "g * math.exp(b - r)"),
+    "log1pexp": ("g * special.expit(a)",),
+    "expit": ("g * (r * (1.0 - r))",),
+    "xlogy": ("g * (math.log(b) if a != 0.0 else 0.0)", "g * (a / b)"),
+    "lbeta": ("g * (special.digamma(a) - special.digamma(a + b))",
+              "g * (special.digamma(b) - special.digamma(a + b))"),
 }
 
-SPECIAL_RULES = {
-    "digamma": ("special.trigamma(a)",),
-    "trigamma": ("special.tetragamma(a)",),
-    "logaddexp": ("math.exp(a - r)", "math.exp(b - r)"),
-    "log1pexp": ("special.expit(a)",),
-    "expit": ("r * (1.0 - r)",),
-    "xlogy": ("(math.log(b) if a != 0.0 else 0.0)", "a / b"),
-    "lbeta": ("special.digamma(a) - special.digamma(a + b)", "special.digamma(b) - special.digamma(a + b)"),
-}
+
+def adjoints(name, exponent=None):
+    """The templates of operation or function ``name``, or None when it has no rule.  ``exponent``: for
+    ``pow``, the exponent's constant value (None when it is a variable)."""
+    if name == "pow":
+        return _pow_adjoints(exponent)
+    return ADJOINTS.get(name)
 
 
-def pow_partials(exponent):
-    """Templates for ``a ** b``; ``exponent`` is the exponent's constant value or None when it is a variable."""
+def _pow_adjoints(exponent):
     if isinstance(exponent, bool):
         exponent = int(exponent)
     if isinstance(exponent, int):
@@ -91,13 +113,13 @@ def pow_partials(exponent):
         base = f"{exponent!r} * a ** {exponent - 1.0!r}"
     else:
         base = "b * a ** (b - 1.0)"
-    # exponent partial: emitted only for an active exponent; a base <= 0 gets 0 (0 ** b) instead of log(<=0)
-    return (base, "(r * math.log(a) if a > 0.0 else 0.0)")
+    # a base <= 0 gets 0 (0 ** b) instead of log(<=0)
+    return (f"g * ({base})", "g * (r * math.log(a) if a > 0.0 else 0.0)")
 
 
 @dataclass(frozen=True)
 class TemplateRule:
-    """Partials written as expression templates (built-in rules)."""
+    """An ``ad.special`` function's entry of ``ADJOINTS``."""
     name: str
     templates: tuple
 
@@ -110,7 +132,6 @@ class FunctionRule:
 
 
 _USER_RULES = {}
-_SPECIAL_MODULE = __name__.rsplit(".", 1)[0] + ".special"  # nestgrad.ad.special
 
 
 def rule(primal):
@@ -129,17 +150,20 @@ def rule(primal):
     return register
 
 
+def has_user_rule(fn):
+    return fn in _USER_RULES
+
+
 def lookup(fn):
     """The rule for a Python function object, or None (then the function is inlined and differentiated)."""
     if fn in _USER_RULES:
         return _USER_RULES[fn]
     name = getattr(fn, "__name__", None)
-    if getattr(fn, "__module__", None) == _SPECIAL_MODULE and name in SPECIAL_RULES:
-        return TemplateRule(name, SPECIAL_RULES[name])
+    if name in ADJOINTS and getattr(special, name, None) is fn:
+        return TemplateRule(name, ADJOINTS[name])
     return None
 
 
-def special_namespace():
+def template_namespace():
     """Names a template may use: ``math`` and ``special``."""
-    from . import special
     return {"math": math, "special": special}

@@ -1,6 +1,6 @@
 """Guarded adjoint products ``nz_mul(a, b)`` / ``nz_div(a, b)``: ``a * b`` (``a / b``), but exactly 0 when the
 adjoint ``a`` is 0 -- so a partial that overflowed to inf (or became NaN) after its value stopped mattering
-adds nothing (``reverse.GUARD``).
+adds nothing (``ir.GUARD``).
 
 Generated code calls them instead of writing ``(a * b if a != 0 else 0.0)``: a conditional expression is a branch
 in the bytecode, and numba's compile time grows with (branches x variables) -- a long straight-line kernel with

@@ -6,7 +6,7 @@ Python semantics: ``int op float`` is float, ``/`` is always float, a variable a
 argument used as a loop bound or an index is an int.  The active float width (float32/float64) is chosen at
 emission time.
 """
-from .errors import KernelError, UnsupportedError
+from .errors import KernelError, UnsupportedError, error_at
 from .ir import Assign, For, RuleCall, is_var, walk
 
 _RANK = {"bool": 0, "int": 1, "float": 2}
@@ -69,18 +69,19 @@ def check_bool_arithmetic(body, info, filename):
     number (``(x < y) * x``, ``n + (x > 0)``) means the same everywhere and is accepted."""
     for s in walk(body):
         if isinstance(s, Assign) and s.op in _BOOL_ARITHMETIC and all(info.of(a) == "bool" for a in s.args):
-            raise UnsupportedError(
+            raise error_at(s.pos,
                 f"{_BOOL_ARITHMETIC[s.op]} booleans (comparisons) is ambiguous: Python's True + True is 2 but "
                 "numpy's bool (what comparing array elements gives) makes + a logical or, * a logical and and - "
-                "an error; write float(a < b) + float(c < d) to count, or `or`/`and` for logic", filename, *s.pos)
+                "an error; write float(a < b) + float(c < d) to count, or `or`/`and` for logic", filename,
+                UnsupportedError)
 
 
 def _result_type(s, info, filename):
     op, args = s.op, s.args
     t = [info.of(a) for a in args]
     if "array" in t[1 if op in ("index", "shape") else 0:]:
-        raise KernelError("an array argument is used as a number here: index it (x[i]) -- kernels compute "
-                          "and return scalars", filename, *s.pos)
+        raise error_at(s.pos, "an array argument is used as a number here: index it (x[i]) -- kernels compute "
+                       "and return scalars", filename)
     if op == "copy":
         return t[0]
     if op in ("add", "sub", "mul"):
@@ -155,7 +156,7 @@ def _integer_contexts(body, info, producers, arg_names, filename, active):
         nonlocal changed
         if not is_var(op):
             if isinstance(op.value, float):
-                raise KernelError(f"{what} must be an integer, got {op.value!r}", filename, *pos)
+                raise error_at(pos, f"{what} must be an integer, got {op.value!r}", filename)
             return
         if info.of(op) != "float":
             return
@@ -166,17 +167,17 @@ def _integer_contexts(body, info, producers, arg_names, filename, active):
         src = producers.get(op)
         if src is not None and src.op == "index":
             if src.args[0] in active:
-                raise KernelError(f"{what} must be an integer, but this is an element of the active parameter "
-                                  f"array {src.args[0]!r}: parameters are continuous; pass integer sizes as data",
-                                  filename, *pos)
+                raise error_at(pos, f"{what} must be an integer, but this is an element of the active parameter "
+                                    f"array {src.args[0]!r}: parameters are continuous; pass integer sizes as data",
+                               filename)
             if src.args[0] not in info.int_arrays:
                 info.int_arrays.add(src.args[0])
                 changed = True
             return  # the element type is updated in the next round
         if src is not None and src.op == "copy" and is_var(src.args[0]):
             return need_int(src.args[0], pos, what)
-        raise KernelError(f"{what} must be an integer, but this value is a float: use int(...) or an integer "
-                          "expression", filename, *pos)
+        raise error_at(pos, f"{what} must be an integer, but this value is a float: use int(...) or an integer "
+                            "expression", filename)
 
     for s in walk(body):
         if isinstance(s, Assign) and s.op == "index":
