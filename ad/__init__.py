@@ -11,8 +11,9 @@ if __name__ == "ad":  # imported by its pre-package name from a source checkout:
 from . import special
 from .check import GradientCheck, check_gradient
 from .derivative import Derivative, differentiate, differentiate_source
+from .emit import source_line
 from .errors import KernelError, UnsupportedError
 from .rules import rule
 
 __all__ = ["differentiate", "differentiate_source", "Derivative", "rule", "special", "check_gradient",
-           "GradientCheck", "KernelError", "UnsupportedError"]
+           "GradientCheck", "KernelError", "UnsupportedError", "source_line"]

@@ -3,6 +3,7 @@ import numpy as np
 
 from . import cache, parse
 from .emit import function_source
+from .errors import Pos
 from .pipeline import compile_kernel, module_source
 from .report import make_report
 
@@ -109,7 +110,8 @@ class Derivative:
 
 
 def module_source_primal(c):
-    return function_source(c.name, list(c.arg_names), c.value_ir, c.types, "float64", c.scratch)
+    return function_source(c.name, list(c.arg_names), c.value_ir, c.types, "float64", c.scratch,
+                           origin=Pos(c.line, 0, c.filename))
 
 
 def _cpu_footer(flags):

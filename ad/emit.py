@@ -4,19 +4,44 @@
 Every function is self-contained (helpers and special functions were inlined) because ``compile_ptx`` of a
 device function that calls another device function needs a driver.  In float32 mode every float literal and
 every int→float conversion is written as ``np.float32(...)`` so no float64 arithmetic reaches the GPU.
+
+A comment line ``# file:line`` above a statement names the user's source line it comes from, whenever that
+differs from the last such comment above it: so a compiler error at a generated line (numba reports those) maps
+back to the kernel by ``source_line``.  Code of ad.special and of derivative rules names the user's call.
 """
 import math
+import re
 
+from .errors import NO_POS
 from .ir import GUARD, Assign, For, GradAdd, If, Return, RuleCall, Store, ZeroGrad, is_var
 
 _SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%"}
 
 
+_ORIGIN = re.compile(r"\s*# (.+):(\d+)")
+
+
+def source_line(generated_source, generated_lineno):
+    """``(filename, lineno)`` of the user's line that line ``generated_lineno`` (1-based) of generated code comes
+    from, read from the nearest ``# file:line`` comment above it in the same function; None where there is none
+    (module header, ``def`` lines, numba wrappers)."""
+    lines = generated_source.splitlines()
+    for k in range(min(generated_lineno, len(lines)) - 1, -1, -1):
+        if lines[k].startswith("def "):
+            return None
+        m = _ORIGIN.fullmatch(lines[k])
+        if m:
+            return m.group(1), int(m.group(2))
+    return None
+
+
 class Emitter:
-    def __init__(self, types, dtype, scratch="scratch"):
+    def __init__(self, types, dtype, scratch="scratch", origin=NO_POS):
         self.types = types
         self.f32 = dtype == "float32"
         self.scratch = scratch
+        self.origin = origin  # where statements without a position of their own come from (the kernel's def)
+        self.commented = None
         self.lines = []
 
     # ---- operands ------------------------------------------------------------------------------------
@@ -62,7 +87,19 @@ class Emitter:
     def w(self, ind, text):
         self.lines.append("    " * ind + text)
 
+    def comment(self, s, ind):
+        """``# file:line`` above ``s`` when its origin differs from the last one named."""
+        pos = getattr(s, "pos", NO_POS)
+        if not pos.line:
+            pos = self.origin
+        where = (pos.file or self.origin.file, pos.line)
+        if where != self.commented and where[0]:
+            self.w(ind, f"# {where[0]}:{where[1]}")
+            self.commented = where
+
     def emit_stmt(self, s, ind):
+        if not isinstance(s, RuleCall):  # its body's statements carry their own positions
+            self.comment(s, ind)
         if isinstance(s, Assign):
             self.w(ind, f"{s.dst} = {self.expr(s)}")
         elif isinstance(s, RuleCall):
@@ -188,8 +225,9 @@ def _plain_product_safe(args):
     return not is_var(b) and not isinstance(b.value, bool) and math.isfinite(b.value) and b.value != 0
 
 
-def function_source(name, params, stmts, types, dtype, scratch="scratch", doc=None):
-    em = Emitter(types, dtype, scratch)
+def function_source(name, params, stmts, types, dtype, scratch="scratch", doc=None, origin=NO_POS):
+    """One generated function; ``origin``: the kernel's ``def`` position, named for statements without one."""
+    em = Emitter(types, dtype, scratch, origin)
     em.w(0, f"def {name}({', '.join(params)}):")
     if doc:
         em.w(1, f'"""{doc}"""')

@@ -14,6 +14,7 @@ after the loop as guarded products (``ir.GUARD``): a sum that is exactly zero ad
 is infinite.  One edge differs from the unfactored code: a term (a product of primal values) that overflows to
 inf in some iteration whose adjoint factor is exactly zero gives ``inf * 0 = nan`` after the loop.
 """
+from .errors import NO_POS
 from .ir import GUARD, Assign, Const, For, If, assigned, is_var, map_loops, uses, walk
 
 
@@ -77,7 +78,7 @@ def _in_place_sums(body):
             continue
         out[_position(out, s)] = Assign(v, s.op, [v, t], pos=s.pos)
         del out[_position(out, back[0])]
-        after.append(Assign(w, "copy", [v]))
+        after.append(Assign(w, "copy", [v], pos=back[0].pos))
         moved |= {v, w}
     return out, after
 
@@ -116,6 +117,7 @@ class _Loop:
         self.exprs = {}    # (op, operands) -> (variable, versions of it and its operands when computed)
         self.sums = {}     # (term, its version) -> running sum variable
         self.pre, self.body, self.post = [], [], []
+        self.pos = NO_POS  # of the statement being stepped (the terms new_term() adds for it get it too)
         for s in body:
             self.step(s)
 
@@ -163,7 +165,7 @@ class _Loop:
         if hit is not None:
             return hit
         u = self.fresh("fterm")
-        self.body.append(Assign(u, op, args, fn))
+        self.body.append(Assign(u, op, args, fn, self.pos))
         self.version[u] = self.version.get(u, 0) + 1
         self.remember(self.body[-1])
         return u
@@ -196,6 +198,7 @@ class _Loop:
         return None
 
     def step(self, s):
+        self.pos = s.pos if isinstance(s, Assign) else NO_POS
         if not isinstance(s, Assign):
             self.body.append(s)
             for v in assigned([s]):
@@ -225,14 +228,14 @@ class _Loop:
             if key not in self.sums:
                 total = self.fresh(f"{term}_sum")
                 self.sums[key] = total
-                self.pre.append(Assign(total, "copy", [Const(0.0)]))
+                self.pre.append(Assign(total, "copy", [Const(0.0)], pos=s.pos))
                 self.body.append(Assign(total, "add", [total, term], pos=s.pos))
             value = self.sums[key]
             for op, k in coef:
                 t = self.fresh(f"{s.dst}_fac")
-                self.post.append(Assign(t, op, [value, k], GUARD))  # a zero sum stays 0
+                self.post.append(Assign(t, op, [value, k], GUARD, s.pos))  # a zero sum stays 0
                 value = t
-            self.post.append(Assign(s.dst, s.op, [s.dst, value]))
+            self.post.append(Assign(s.dst, s.op, [s.dst, value], pos=s.pos))
 
 
 _MAX_TERMS = 4   # a sum of more terms would cost more running sums than it saves

@@ -113,7 +113,7 @@ def _loop(before, loop, body, types, fresh):
             # the copy has the variable's type: an untyped name is emitted as a float, and an integer used as an
             # index must stay one (fuzz seed 100159, F4 in tests/ad/fuzz/FINDINGS.md)
             types.types[inv_names[w]] = types.of(w)
-            pre.append(Assign(inv_names[w], "copy", [w]))
+            pre.append(Assign(inv_names[w], "copy", [w], pos=loop.pos))
         return inv_names[w]
 
     # second pass: rewrite operands with the final assumptions

@@ -96,6 +96,7 @@ class ZeroGrad:
 class Return:
     value: Operand
     as_int: bool = False
+    pos: Pos = NO_POS
 
 
 @dataclass

@@ -59,39 +59,39 @@ def width(type_name, value_range=None):
     return INT_SLOTS
 
 
-def store_value(var, slots, type_name, fresh, out):
+def store_value(var, slots, type_name, fresh, out, pos):
     """Append statements storing ``var`` into the scratch ``slots`` (``width(...)`` of them)."""
     if len(slots) == 1:
-        out.append(Store(slots[0], var))
+        out.append(Store(slots[0], var, pos))
         return
     value = var
     for k, slot in enumerate(slots):
         if k == len(slots) - 1:
-            out.append(Store(slot, value))  # the signed top digit
+            out.append(Store(slot, value, pos))  # the signed top digit
             break
         digit, rest = fresh("digit"), fresh("digits")
-        out.append(Assign(digit, "mod", [value, Const(INT_DIGIT)]))   # Python and numba: floor semantics
-        out.append(Assign(rest, "floordiv", [value, Const(INT_DIGIT)]))
-        out.append(Store(slot, digit))
+        out.append(Assign(digit, "mod", [value, Const(INT_DIGIT)], pos=pos))  # floor semantics in Python and numba
+        out.append(Assign(rest, "floordiv", [value, Const(INT_DIGIT)], pos=pos))
+        out.append(Store(slot, digit, pos))
         value = rest
 
 
-def load_value(var, slots, type_name, fresh, out):
+def load_value(var, slots, type_name, fresh, out, pos):
     """Append statements reading ``var`` back from the ``slots`` written by ``store_value``."""
     if len(slots) == 1:
-        out.append(Assign(var, "load", [slots[0]]))
+        out.append(Assign(var, "load", [slots[0]], pos=pos))
         return
     digits = []
     for slot in slots:
         d = fresh("digit")
-        out.append(Assign(d, "loadint", [slot]))
+        out.append(Assign(d, "loadint", [slot], pos=pos))
         digits.append(d)
     value = digits[-1]
     for k, d in enumerate(reversed(digits[:-1])):
         scaled, last = fresh("digits"), k == len(digits) - 2
-        out.append(Assign(scaled, "mul", [value, Const(INT_DIGIT)]))
+        out.append(Assign(scaled, "mul", [value, Const(INT_DIGIT)], pos=pos))
         dst = var if last else fresh("digits")
-        out.append(Assign(dst, "add", [scaled, d]))
+        out.append(Assign(dst, "add", [scaled, d], pos=pos))
         value = dst
 
 

@@ -10,7 +10,7 @@ whose accumulator adjoint is known before the loop (at the top level, or directl
 runs its adjoint inside the forward pass instead (``fusion.py``): one pass over the data.
 """
 from . import fusion, loops, rules
-from .errors import UnsupportedError, error_at
+from .errors import NO_POS, UnsupportedError, error_at
 from .ir import GUARD, Assign, Const, For, GradAdd, If, RuleCall, ZeroGrad, is_var, rename_all, walk
 from .partials import lower_adjoint, lower_partials
 
@@ -37,6 +37,7 @@ class Reverse:
         self.scratch = "scratch"
         while self.scratch in ctx.arg_names:
             self.scratch += "_"
+        self.ret_pos = ctx.returns[-1] if ctx.returns else NO_POS  # the kernel's (last) return
         self.adj = {}
         self.fused_code = None
         self.info = {}      # loop_id -> LoopInfo
@@ -102,9 +103,9 @@ class Reverse:
                 info = self.info[s.loop_id]
                 counter = self.fresh(f"k{s.loop_id}")
                 stores = []
-                slots = self._slots(info, counter, stores)
+                slots = self._slots(info, counter, stores, s.pos)
                 for var, slot in zip(info.stored, slots):
-                    loops.store_value(var, slot, self.types.of(var), self.fresh, stores)
+                    loops.store_value(var, slot, self.types.of(var), self.fresh, stores, s.pos)
                 out.append(For(s.var, s.start, s.stop, s.step, stores + list(s.body), s.pos, counter=counter,
                                loop_id=s.loop_id))
             else:
@@ -118,17 +119,17 @@ class Reverse:
         body = [s for s in loop.body if not (isinstance(s, Assign) and s.dst in carried)]
         return self.forward(body)
 
-    def _slots(self, info, counter, out):
+    def _slots(self, info, counter, out, pos):
         """Scratch indices ``offset + counter * m + j`` for the stored values of one iteration."""
         m = info.slots_per_iteration
         base = self.fresh("slot")
-        out.append(Assign(base, "mul", [counter, Const(m)]))
+        out.append(Assign(base, "mul", [counter, Const(m)], pos=pos))
         base2 = self.fresh("slot")
-        out.append(Assign(base2, "add", [base, info.offset]))
+        out.append(Assign(base2, "add", [base, info.offset], pos=pos))
         slots = [base2]
         for j in range(1, m):
             t = self.fresh("slot")
-            out.append(Assign(t, "add", [base2, Const(j)]))
+            out.append(Assign(t, "add", [base2, Const(j)], pos=pos))
             slots.append(t)
         # one slot list per stored value (an integer takes several: see loops.store_value)
         grouped, k = [], 0
@@ -161,9 +162,9 @@ class Reverse:
         counter = self.fresh(f"k{s.loop_id}")
         head = []
         if info.klass == loops.CARRIED:
-            slots = self._slots(info, counter, head)
+            slots = self._slots(info, counter, head, s.pos)
             for var, slot in zip(info.stored, slots):
-                loops.load_value(var, slot, self.types.of(var), self.fresh, head)
+                loops.load_value(var, slot, self.types.of(var), self.fresh, head, s.pos)
         body = head + self.replay(s) + self.reverse_block(s.body)
         out.append(For(s.var, s.start, s.stop, s.step, body, s.pos, counter=counter, reverse=True,
                        loop_id=s.loop_id))
@@ -281,12 +282,13 @@ class Reverse:
                 out.append(st)
         offset = Const(0)
         for info in self.storing_loops():
-            out.append(Assign(info.offset, "copy", [offset]))
+            loop = self.loop_by_id(info.loop_id)
+            out.append(Assign(info.offset, "copy", [offset], pos=loop.pos))
             size = self.fresh("scratch_size")
-            trip = self.trip_count(self.loop_by_id(info.loop_id), out)
-            out.append(Assign(size, "mul", [trip, Const(info.slots_per_iteration)]))
+            trip = self.trip_count(loop, out)
+            out.append(Assign(size, "mul", [trip, Const(info.slots_per_iteration)], pos=loop.pos))
             nxt = self.fresh("scratch_end")
-            out.append(Assign(nxt, "add", [info.offset, size]))
+            out.append(Assign(nxt, "add", [info.offset, size], pos=loop.pos))
             offset = nxt
         for g in self.grad_names.values():
             out.append(ZeroGrad(g))
@@ -300,9 +302,9 @@ class Reverse:
         if with_value and is_var(self.ret):
             # the reverse sweep replays loops and may overwrite carried variables: keep the result now
             self.value_name = self.fresh("value")
-            out.append(Assign(self.value_name, "copy", [self.ret]))
+            out.append(Assign(self.value_name, "copy", [self.ret], pos=self.ret_pos))
         if self.act.is_active(self.ret):
-            out.append(Assign(self.adjoint(self.ret), "copy", [ONE]))
+            out.append(Assign(self.adjoint(self.ret), "copy", [ONE], pos=self.ret_pos))
         out.extend(rev)
         return out
 
@@ -313,17 +315,18 @@ class Reverse:
         for info in self.storing_loops():
             out.extend(info.prelude)
         for info in self.storing_loops():
-            trip = self.trip_count(self.loop_by_id(info.loop_id), out)
+            loop = self.loop_by_id(info.loop_id)
+            trip = self.trip_count(loop, out)
             size = self.fresh("scratch_size")
-            out.append(Assign(size, "mul", [trip, Const(info.slots_per_iteration)]))
+            out.append(Assign(size, "mul", [trip, Const(info.slots_per_iteration)], pos=loop.pos))
             t = self.fresh("scratch_total")
-            out.append(Assign(t, "add", [total, size]))
+            out.append(Assign(t, "add", [total, size], pos=loop.pos))
             total = t
         return out, total
 
     def trip_count(self, loop, out):
         t = self.fresh("trip")
-        out.append(Assign(t, "tripcount", [loop.start, loop.stop, loop.step]))
+        out.append(Assign(t, "tripcount", [loop.start, loop.stop, loop.step], pos=loop.pos))
         return t
 
     def loop_by_id(self, loop_id):
