@@ -2,52 +2,66 @@
 
 How the kernel uses an argument (helpers included) comes from likelihoods/kernel_use.py.
 
-Accepted values for a data key: a number, a list, a numpy array, or a file name — ``.npy``, ``.npz``
-(``file.npz:key``, or a file holding one array), ``.csv`` (comma separated, one header line allowed) and
-whitespace-separated text (any other extension).
+The one reader of data values, for the Likelihood and for the config checks alike: a number, a list, a numpy
+array, or a file name of one of :data:`FILE_TYPES` — ``.npy``, ``.npz`` (``file.npz:key``, or a file holding one
+array), ``.csv`` (comma separated, one header line allowed) and whitespace-separated ``.txt``/``.dat``.
 """
 
 import os
 
 import numpy as np
 
-from . import kernel_use
-from .errors import DataError
+from . import bounds, kernel_use
+from .errors import DataError, did_you_mean
+
+FILE_TYPES = {".npy": "numpy array", ".npz": "numpy archive ('file.npz:NAME' picks an array)",
+              ".csv": "comma-separated text", ".txt": "whitespace-separated text",
+              ".dat": "whitespace-separated text"}
+
+
+def split_spec(spec):
+    """A file value -> ``(path, array name or None)``: ``'d.npz:obs'`` names an array of an archive."""
+    head, sep, tail = spec.rpartition(":")
+    if sep and head.lower().endswith(".npz"):
+        return head, tail
+    return spec, None
 
 
 def load_value(key, value, base_dir=None):
-    """A data value as given by the user -> numpy array (files read here). Errors name ``key``."""
+    """A data value as given by the user -> numpy array of numbers (files read here). Errors name ``key``."""
     if isinstance(value, (str, os.PathLike)):
-        return _load_file(key, os.fspath(value), base_dir)
+        return _numbers(key, _load_file(key, os.fspath(value), base_dir))
     if isinstance(value, (bool, np.bool_)):
         raise DataError(key, "booleans are not kernel data")
     try:
         array = np.asarray(value)
     except ValueError as err:  # ragged lists
         raise DataError(key, f"cannot be turned into an array ({err})") from None
+    return _numbers(key, array)
+
+
+def _numbers(key, array):
     if array.dtype.kind not in "biuf":
         raise DataError(key, f"expected numbers, got an array of {array.dtype}")
     return array
 
 
 def _load_file(key, spec, base_dir):
-    path, array_key = spec, None
-    head, sep, tail = spec.rpartition(":")
-    if sep and head.lower().endswith(".npz"):
-        path, array_key = head, tail
+    path, array_key = split_spec(spec)
     if base_dir is not None and not os.path.isabs(path):
         path = os.path.join(base_dir, path)
     if not os.path.isfile(path):
         raise DataError(key, f"file {path!r} does not exist")
     ext = os.path.splitext(path)[1].lower()
+    if ext not in FILE_TYPES:
+        raise DataError(key, f"unsupported data file type {ext or 'without an extension'!r} ({path!r}): use "
+                             f"{', '.join(FILE_TYPES)}")
     try:
         if ext == ".npy":
             return np.load(path, allow_pickle=False)
         if ext == ".npz":
             return _load_npz(key, path, array_key)
-        if ext == ".csv":
-            return _load_text(path, ",")
-        return _load_text(path, None)
+        return _load_text(path, "," if ext == ".csv" else None)
     except DataError:
         raise
     except (ValueError, OSError) as err:
@@ -63,7 +77,8 @@ def _load_npz(key, path, array_key):
                                      f"name one as '{os.path.basename(path)}:NAME'")
             array_key = names[0]
         if array_key not in names:
-            raise DataError(key, f"{path!r} has no array {array_key!r} (it has: {', '.join(names)})")
+            raise DataError(key, f"{path!r} has no array {array_key!r}{did_you_mean(array_key, names)}; it has: "
+                                 f"{', '.join(names)}")
         return archive[array_key]
 
 
@@ -80,22 +95,46 @@ def prepare(kernel, data, dtype, base_dir=None, integer_dtype=np.int64, use=None
     ``kernel`` is a :class:`likelihoods.kernel_source.KernelSource`; the first argument is theta, the rest
     are looked up by name in ``data``. Float data become ``dtype``; integer data used as indices (or in
     ``range``) stay integer; scalars become numpy scalars of that type (so numba types them the same way).
-    ``use``: the kernel's :class:`likelihoods.kernel_use.KernelUse` (computed when not given).
+    ``use``: the kernel's :class:`likelihoods.kernel_use.KernelUse` (default: ``kernel.use``).
     """
     data = {} if data is None else dict(data)
-    names = kernel.arg_names[1:]
-    uses = (use or kernel_use.of_kernel(kernel)).uses
-    where = f"{kernel.filename}:{kernel.node.lineno}"
-    missing = [n for n in names if n not in data]
-    if missing:
-        raise DataError(missing[0], f"the kernel argument {missing[0]!r} ({where}) has no entry in data "
-                                    f"(given: {', '.join(data) or 'nothing'})")
-    extra = [k for k in data if k not in names]
-    if extra:
-        raise DataError(extra[0], f"not an argument of kernel {kernel.name!r} ({where}); its data arguments "
-                                  f"are: {', '.join(names) or 'none'}")
+    uses = (use or kernel.use).uses
+    problem = key_problem(kernel, data)
+    if problem:
+        raise DataError(*problem)
     return tuple(_prepare_one(name, load_value(name, data[name], base_dir), uses[name], dtype, integer_dtype)
-                 for name in names)
+                 for name in kernel.arg_names[1:])
+
+
+def key_problem(kernel, data):
+    """``(key, message)`` for the first kernel data argument without an entry in ``data`` or the first entry
+    that is not a data argument of ``kernel``; None when the keys match."""
+    names = kernel.arg_names[1:]
+    where = f"{kernel.filename}:{kernel.node.lineno}"
+    for name in names:
+        if name not in data:
+            return name, (f"no data given for the kernel argument {name!r} (def {kernel.name}("
+                          f"{', '.join(kernel.arg_names)}), {where}): data has no entry for it (given: "
+                          f"{', '.join(data) or 'nothing'})")
+    for key in data:
+        if key not in names:
+            return key, (f"{key!r} is not an argument of kernel {kernel.name!r} ({where}){did_you_mean(key, names)}; "
+                         f"its data arguments are: {', '.join(names) or 'none'}")
+    return None
+
+
+def array_problem(use, name, array):
+    """Why ``array`` cannot be the kernel argument ``name``: its dimensions (:func:`shape_problem`), or a read
+    out of its bounds that this array's shape alone decides (likelihoods/bounds.py); None when neither. The
+    Likelihood checks the same with every argument at once; this is for reporting one value at a time."""
+    problem = shape_problem(name, array, use.uses[name])
+    if problem:
+        return problem
+    problems, _ = bounds.static_problems(use, {name: np.shape(array)}, only=name)
+    if problems:
+        access = problems[0].access
+        return f"{access.filename}:{access.node.lineno}:{access.node.col_offset + 1}: {problems[0].message}"
+    return None
 
 
 def shape_problem(name, array, use):

@@ -7,6 +7,7 @@ independently of ``ad``.
 """
 
 import inspect
+import types
 
 from .errors import LikelihoodError
 
@@ -21,9 +22,12 @@ def from_kernel(kernel):
     except ImportError as err:  # pragma: no cover - only while ad/ is being written
         raise LikelihoodError(f"the differentiator package 'ad' cannot be imported ({err})") from None
     wrt = kernel.arg_names[0] if kernel.arg_names else "theta"
-    if kernel.from_file:
-        return ad.differentiate_source(kernel.text, kernel.name, wrt=wrt, filename=kernel.filename)
-    return ad.differentiate(kernel.function, wrt=wrt)
+    function = getattr(kernel.function, "py_func", kernel.function)  # under a numba decorator: the Python one
+    if isinstance(function, types.FunctionType):
+        # the function kernel_source already imported: differentiating the text instead would run the user's
+        # module-level code a second time
+        return ad.differentiate(function, wrt=wrt)
+    return ad.differentiate_source(kernel.text, kernel.name, wrt=wrt, filename=kernel.filename)
 
 
 class AnalyticDerivative:

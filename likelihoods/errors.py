@@ -1,15 +1,24 @@
 """Errors for mistakes in what a user hands to :class:`likelihoods.Likelihood` (kernel references, data)."""
 
+import difflib
+
+
+def did_you_mean(word, choices):
+    """' (did you mean 'x'?)' for the closest of ``choices``, or '' when nothing is close."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
 
 class LikelihoodError(ValueError):
     """A user mistake; the message names the place (``file:line:col``, a data key or an argument)."""
 
 
 class DataError(LikelihoodError):
-    """Data that does not fit the kernel. ``key`` is the data key (kernel argument name) concerned."""
+    """Data that does not fit the kernel. ``key`` is the data key (kernel argument name) concerned; ``reason``
+    the message without the leading ``data key 'x':`` (for callers that name the key their own way)."""
 
     def __init__(self, key, message):
-        self.key = key
+        self.key, self.reason = key, message
         super().__init__(f"data key {key!r}: {message}")
 
 

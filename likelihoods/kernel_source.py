@@ -1,20 +1,32 @@
 """Find a kernel's source and its plain-Python function, from a function or a file reference.
 
-A kernel can be given as a Python function, as ``(path, function_name)`` or as ``"path.py:function_name"``.
-Both the text (for ``ad``, so its errors point into the user's file) and the function itself (for finite
-differences and the python backend's reference loop) are needed.
+A kernel can be given as a Python function, as ``(path, function_name)``, as ``"path.py:function_name"`` or as
+an already resolved :class:`KernelSource`. Both the text (for ``ad``, so its errors point into the user's file)
+and the function itself (for finite differences and the python backend's reference loop) are needed.
+
+This is nestgrad's one importer of user files: the config checks, the :class:`~likelihoods.Likelihood` and an
+analytic gradient in the same file all get the file from :func:`load_file`, which parses it and runs its
+module-level code once per process (again only when the file changes on disk). A failure in that code is one
+:class:`KernelImportError` naming the user's ``file:line``.
 """
 
 import ast
+import hashlib
 import importlib.util
 import inspect
 import os
+import re
 import sys
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
-from .errors import LikelihoodError
+from .errors import LikelihoodError, did_you_mean
+
+
+class KernelImportError(LikelihoodError):
+    """The module-level code of a user's kernel file raised; the message names the file and the failing line."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +46,30 @@ class KernelSource:
     def arg_names(self):
         return tuple(a.arg for a in self.node.args.args)
 
+    @cached_property
+    def use(self):
+        """How the kernel (with its helpers) uses its arguments (:class:`likelihoods.kernel_use.KernelUse`),
+        analysed once per kernel and shared by every check that needs it."""
+        from . import kernel_use
+
+        return kernel_use.of_kernel(self)
+
+
+@dataclass
+class UserFile:
+    """A parsed user file: ``path`` (absolute), ``text``, top-level ``functions`` {name: FunctionDef}; the
+    executed ``module`` (None until a function is asked for) and the :class:`KernelSource` of each function
+    asked for so far. ``stamp`` tells whether the file on disk is still the one read."""
+    path: str
+    stamp: tuple
+    text: str
+    functions: dict
+    module: object = None
+    sources: dict = field(default_factory=dict)
+
+
+_FILES = {}  # absolute path -> UserFile: what makes "once per process" true
+
 
 def split_reference(ref):
     """``"path.py:name"`` or ``(path, name)`` -> ``(path, name)``; anything else -> None."""
@@ -48,10 +84,16 @@ def split_reference(ref):
 
 
 def resolve(fn, base_dir=None, what="kernel"):
-    """A :class:`KernelSource` for a function or a file reference (relative paths from ``base_dir``)."""
+    """A :class:`KernelSource` for a function or a file reference (relative paths from ``base_dir``); a
+    KernelSource is returned as it is."""
+    if isinstance(fn, KernelSource):
+        return fn
     ref = split_reference(fn)
     if ref is not None:
-        return _from_file(*ref, base_dir=base_dir, what=what)
+        path, name = ref
+        if base_dir is not None and not os.path.isabs(path):
+            path = os.path.join(base_dir, path)
+        return from_file(path, name, what)
     if not callable(fn):
         raise LikelihoodError(f"{what}: expected a function or 'file.py:function', got {type(fn).__name__}")
     try:
@@ -66,33 +108,90 @@ def resolve(fn, base_dir=None, what="kernel"):
     node = tree.body[0]
     if not isinstance(node, ast.FunctionDef):
         raise LikelihoodError(f"{filename}:{first}:1: {what} must be a plain 'def' function")
-    return KernelSource(fn, fn.__name__, filename, text, False, node)
+    return _checked(KernelSource(fn, fn.__name__, filename, text, False, node), what)
 
 
-def load_module(path):
-    """Import a user file as a module of its own (the file's folder is not added to sys.path)."""
-    name = "_nestgrad_user_" + os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # inspect and numba look modules up by name
-    spec.loader.exec_module(module)
-    return module
+def from_file(path, name, what="kernel"):
+    """The :class:`KernelSource` of function ``name`` in the file ``path`` (the same object on every call while
+    the file is unchanged, so what is computed from it, such as ``use``, is computed once)."""
+    loaded = load_file(path, what)
+    source = loaded.sources.get(name)
+    if source is not None:
+        return source
+    node = loaded.functions.get(name)
+    if node is None:
+        raise LikelihoodError(f"{loaded.path}: no function {name!r}{did_you_mean(name, loaded.functions)}; the "
+                              f"functions defined at its top level: {', '.join(loaded.functions) or 'none'}")
+    function = getattr(_execute(loaded), name, None)
+    if not callable(function):
+        raise LikelihoodError(f"{loaded.path}:{node.lineno}: {name!r} is no longer a function once the file has run "
+                              f"(it is {type(function).__name__}); a later assignment replaced it")
+    source = _checked(KernelSource(function, name, loaded.path, loaded.text, True, node), what)
+    loaded.sources[name] = source
+    return source
 
 
-def _from_file(path, name, base_dir=None, what="kernel"):
-    if base_dir is not None and not os.path.isabs(path):
-        path = os.path.join(base_dir, path)
+def load_file(path, what="kernel"):
+    """The parsed :class:`UserFile` at ``path`` (read and parsed again only when it changed on disk); its
+    module-level code has not necessarily run yet (:func:`from_file` runs it, once)."""
+    path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise LikelihoodError(f"{what} file {path!r} does not exist")
+    status = os.stat(path)
+    stamp = (status.st_mtime_ns, status.st_size, status.st_ino)
+    loaded = _FILES.get(path)
+    if loaded is not None and loaded.stamp == stamp:
+        return loaded
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as err:
-        raise LikelihoodError(f"{path}:{err.lineno}:{err.offset}: syntax error: {err.msg}") from None
-    nodes = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    if name not in nodes:
-        raise LikelihoodError(f"{path}: no function {name!r} (functions defined there: "
-                              f"{', '.join(nodes) or 'none'})")
-    function = getattr(load_module(path), name)
-    return KernelSource(function, name, path, text, True, nodes[name])
+        raise LikelihoodError(f"{path}:{err.lineno}:{err.offset or 0}: syntax error: {err.msg}") from None
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    loaded = _FILES[path] = UserFile(path, stamp, text, functions)
+    return loaded
+
+
+def _execute(loaded):
+    """Run the file's module-level code (once per :class:`UserFile`) and return the module. The module is
+    registered in ``sys.modules`` (inspect and numba look modules up by name); the file's folder is not added
+    to ``sys.path``."""
+    if loaded.module is not None:
+        return loaded.module
+    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(loaded.path))[0])
+    name = f"_nestgrad_user_{stem}_{hashlib.sha1(loaded.path.encode()).hexdigest()[:8]}"
+    spec = importlib.util.spec_from_file_location(name, loaded.path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:  # the user's module-level code failed: say where, not a traceback
+        sys.modules.pop(name, None)
+        line = _user_line(error, loaded.path)
+        raise KernelImportError(f"importing {loaded.path}{':' + str(line) if line else ''} failed: "
+                                f"{type(error).__name__}: {error}") from error
+    loaded.module = module
+    return module
+
+
+def _user_line(error, path):
+    """The last line of ``path`` in the error's traceback (the user's line that failed), or None."""
+    tb, line = error.__traceback__, None
+    while tb is not None:
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == path:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is None and isinstance(error, SyntaxError) and error.filename == path:
+        line = error.lineno
+    return line
+
+
+def _checked(source, what):
+    """A kernel (or gradient) takes the parameter vector first: refuse a function without arguments."""
+    if not source.arg_names:
+        node = source.node
+        raise LikelihoodError(f"{source.filename}:{node.lineno}:{node.col_offset + 1}: {what} {source.name!r} takes "
+                              f"no arguments; a kernel is `def {source.name}(theta, <data>...)`, the parameter "
+                              "vector first")
+    return source

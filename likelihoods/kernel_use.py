@@ -1,8 +1,9 @@
 """How a kernel uses its arguments, read from its syntax tree and followed into helper functions.
 
-The one analysis behind every check that needs it: data shapes (likelihoods/data.py, sampler/config_kernel.py),
-which theta indices the kernel reads (params too short / unused), and the array reads whose bounds
-likelihoods/bounds.py proves or tests. Nothing is executed or compiled.
+The one analysis behind every check that needs it: data shapes (likelihoods/data.py), which theta indices the
+kernel reads (params too short / unused), and the array reads whose bounds likelihoods/bounds.py proves or
+tests. The Likelihood and the config checks (sampler/config_kernel.py) read it from ``KernelSource.use``, so it
+runs once per kernel. Nothing is executed or compiled.
 
 An array passed whole to a helper (``helper(theta, x)``) is followed into the helper with the helper's
 parameters bound to the kernel's arguments; integer values flow along as :class:`Affine` forms
@@ -396,9 +397,23 @@ def unused_parameters(use, params):
     return [p for k, p in enumerate(params) if k not in theta.const_reads]
 
 
+def theta_problem(use, params):
+    """``(at, message)`` when ``params`` is too short for the way the kernel reads theta (it unpacks theta into
+    another number of values, or reads ``theta[k]`` with ``k >= len(params)``), else None. Too long is not a
+    problem here: :func:`unused_parameters` names what the kernel never reads."""
+    theta, n, name, listed = use.theta, len(params), use.args[0], ", ".join(params)
+    if theta.unpack is not None and theta.unpack != n:
+        return theta.unpack_at, f"the kernel unpacks {name} into {theta.unpack} values but params names {n}: {listed}"
+    if theta.const_reads and max(theta.const_reads) >= n:
+        index = max(theta.const_reads)
+        return (theta.const_reads[index], f"the kernel reads {name}[{index}] but params names only {n} "
+                                          f"parameter(s): {listed}")
+    return None
+
+
 def describe(at):
     """``file:line:col`` of an (file, line, col) position."""
     return f"{at[0]}:{at[1]}:{at[2]}"
 
 
-__all__ = ["ArgumentUse", "KernelUse", "analyse", "describe", "of_kernel", "unused_parameters"]
+__all__ = ["ArgumentUse", "KernelUse", "analyse", "describe", "of_kernel", "theta_problem", "unused_parameters"]

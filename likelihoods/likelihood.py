@@ -18,10 +18,11 @@ GPU_DEFAULT_DTYPE = "float32"
 class Likelihood:
     """Batched log-likelihood ``fn(theta, *data)`` with per-sample gradients.
 
-    fn        the per-sample kernel: a function, ``(path, name)`` or ``"path.py:name"``
+    fn        the per-sample kernel: a function, ``(path, name)``, ``"path.py:name"`` or a resolved
+              :class:`~likelihoods.kernel_source.KernelSource`
     params    parameter names in the order of ``theta``
     data      kernel argument name -> array, number, list or file name (see likelihoods/data.py)
-    backend   "cpu" | "gpu" | "python" | "auto"
+    backend   one of ``backends.NAMES``: "auto" | "cpu" | "gpu" | "python"
     dtype     "float64" or "float32"; None: float32 on the GPU, float64 elsewhere
     gradient  optional analytic ``gradient(theta, *data, out)`` (function or file reference), used only by
               :meth:`check_gradient`
@@ -65,10 +66,7 @@ class Likelihood:
         self.params = tuple(params)
         if not self.params:
             raise LikelihoodError("params: at least one parameter name is needed")
-        if not kernel.arg_names:
-            raise LikelihoodError(f"{kernel.filename}:{kernel.node.lineno}: kernel {kernel.name!r} takes no "
-                                  "arguments; the first must be the parameter vector")
-        self.use = kernel_use.of_kernel(kernel)
+        self.use = kernel.use  # analysed once per kernel (likelihoods/kernel_use.py)
         self._check_theta_use()
         self.backend = backends.resolve(backend)
         if dtype is None:
@@ -96,15 +94,10 @@ class Likelihood:
 
     def _check_theta_use(self):
         """Too few params: an error at the read; too many: a warning naming the unused ones."""
-        theta, n = self.use.theta, len(self.params)
-        if theta.unpack is not None and theta.unpack != n:
-            raise ParamsError(*theta.unpack_at, f"the kernel unpacks {self.use.args[0]} into {theta.unpack} "
-                              f"values but params names {n}: {', '.join(self.params)}", array=self.use.args[0])
-        if theta.const_reads and max(theta.const_reads) >= n:
-            index = max(theta.const_reads)
-            raise ParamsError(*theta.const_reads[index], f"the kernel reads {self.use.args[0]}[{index}] but "
-                              f"params names only {n} parameter(s): {', '.join(self.params)}",
-                              array=self.use.args[0])
+        problem = kernel_use.theta_problem(self.use, self.params)
+        if problem:
+            at, message = problem
+            raise ParamsError(*at, message, array=self.use.args[0])
         self.warnings = []
         unused = kernel_use.unused_parameters(self.use, self.params)
         if unused:

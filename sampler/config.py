@@ -16,10 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
-
-from nestgrad.sampler.config_kernel import (data_shape_problem, import_function, load_data, parse_kernel,
-                                   theta_count_problem)
+from nestgrad.sampler.config_kernel import check_kernel, user_function
 from nestgrad.sampler.config_schema import Config, number_problem, validate
 from nestgrad.sampler.config_yaml import MAX_BYTES, ConfigError, parse_yaml, suggest, too_large
 
@@ -117,53 +114,8 @@ def _check_likelihood(config: Config) -> None:
         model = _builtin(config)  # name, options and parameter names
         _prior(config, defaults=dict(model.priors))
         return
-    file, function = spec.kernel
-    where = config.where("likelihood", "kernel")
-    _, use = parse_kernel(file, function, where)
-    names = [p.name for p in config.params]
-    problem = theta_count_problem(use, names)
-    if problem:
-        raise config.error(("params",), problem)
-    data_args = use.args[1:]
-    for key in spec.data:
-        if key not in data_args:
-            raise config.error(("likelihood", "data", key),
-                               f"'{key}' is not an argument of {function}{suggest(key, data_args)}; "
-                               f"its data arguments are: {', '.join(data_args) or 'none'}")
-    for arg in data_args:
-        if arg not in spec.data:
-            raise config.error(("likelihood", "data"), f"no data given for the kernel argument '{arg}' "
-                                                       f"(def {function}({', '.join(use.args)}))")
-    for key, value in spec.data.items():
-        try:
-            array = np.asarray(load_data(value))
-        except (ValueError, OSError) as error:
-            raise config.error(("likelihood", "data", key), f"cannot read {value}: {error}") from None
-        if not np.issubdtype(array.dtype, np.number):
-            raise config.error(("likelihood", "data", key), f"data must be numeric, got dtype {array.dtype}")
-        problem = data_shape_problem(use, key, array)
-        if problem:
-            raise config.error(("likelihood", "data", key), problem)
-    _differentiate(config, import_function(file, function, where))
-    if spec.gradient is not None:
-        gfile, gfunction = spec.gradient
-        gwhere = config.where("likelihood", "gradient")
-        node, guse = parse_kernel(gfile, gfunction, gwhere)
-        if len(guse.args) != len(use.args) + 1:
-            raise ConfigError(f"{gwhere}: {gfile}:{node.lineno}:{node.col_offset + 1}: the gradient must take the "
-                              f"kernel's arguments and an output array, def {gfunction}("
-                              f"{', '.join(use.args)}, out); it takes ({', '.join(guse.args)})")
+    check_kernel(config)
     _prior(config)
-
-
-def _differentiate(config: Config, fn):
-    """Run the differentiator now (milliseconds), so a kernel it rejects fails at load with file:line:col."""
-    from nestgrad import ad
-
-    try:
-        ad.differentiate(fn, wrt=fn.__code__.co_varnames[0])
-    except ad.KernelError as error:
-        raise config.error(("likelihood", "kernel"), f"the differentiator rejects this kernel:\n  {error}") from None
 
 
 def _builtin(config: Config):
@@ -236,17 +188,14 @@ def build(config: Config) -> Problem:
         likelihood = _construct(config, lambda: model.likelihood(backend=config.backend, dtype=config.dtype))
         params, truths = list(model.params), model.truths
     else:
-        file, function = spec.kernel
-        fn = import_function(file, function, config.where("likelihood", "kernel"))
-        gradient = None
-        if spec.gradient is not None:
-            gradient = import_function(*spec.gradient, config.where("likelihood", "gradient"))
+        kernel = user_function(config)  # the KernelSource `load` checked: the file runs once per process
+        gradient = user_function(config, "gradient").function if spec.gradient is not None else None
         prior = _prior(config)
         params = [p.name for p in config.params]
-        data = {key: load_data(value) for key, value in spec.data.items()}
         draws = lambda rng, n: prior.transform(rng.uniform(size=(n, len(params))))  # noqa: E731 - bounds check
-        likelihood = _construct(config, lambda: Likelihood(fn, params, data, backend=config.backend,
-                                                           dtype=config.dtype, gradient=gradient, draws=draws))
+        likelihood = _construct(config, lambda: Likelihood(kernel, params, dict(spec.data),
+                                                           backend=config.backend, dtype=config.dtype,
+                                                           gradient=gradient, draws=draws))
         reference, truths = None, None
     latex = {name: default_latex(name) for name in params}
     latex.update({p.name: p.latex for p in config.params if p.latex})

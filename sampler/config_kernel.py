@@ -1,120 +1,68 @@
-"""Config checks that need the kernel file: syntax, the function, theta indexing vs `params`, data shapes.
+"""Config checks that need the kernel file, through likelihoods' own functions, each failure one `ConfigError`
+at the config key responsible.
 
-Everything here reads the kernel's source with `ast` (nothing is compiled), so a config with a broken kernel
-fails in milliseconds with `file:line:col` instead of deep inside numba. How the kernel uses its arguments,
-helpers included, is `likelihoods.kernel_use` (the same analysis the Likelihood checks its data with). The
-differentiator's own rejection (`ad.KernelError`) is checked in `sampler.config` because it needs the imported
-function; reads out of bounds that need every data shape are checked when the Likelihood is built.
+The config reads, imports and analyses nothing itself: the kernel (and an analytic gradient) come from
+`likelihoods.kernel_source.from_file`, which parses the file and runs its module-level code once per process
+(the Likelihood that `sampler.config.build` makes later gets the very same `KernelSource`); how the kernel uses
+its arguments is that KernelSource's `use` (`likelihoods.kernel_use`, analysed once); data values go through
+`likelihoods.data`. Reads out of bounds that need every data shape at once, or a run of the kernel, are
+checked when the Likelihood is built.
 """
 from __future__ import annotations
 
-import ast
-import importlib.util
-import sys
-from pathlib import Path
-
-import numpy as np
-
-from nestgrad.likelihoods import bounds, kernel_use
-from nestgrad.likelihoods.data import shape_problem
-from nestgrad.sampler.config_yaml import ConfigError, suggest
+from nestgrad.likelihoods import data, derivatives, kernel_source, kernel_use
+from nestgrad.likelihoods.errors import DataError, LikelihoodError
+from nestgrad.sampler.config_schema import Config
 
 
-def parse_kernel(file: Path, function: str, where: str) -> tuple[ast.FunctionDef, kernel_use.KernelUse]:
-    """Parse `file`, find `function`, and read how it (with the helpers of the same file) uses its arguments."""
-    source = file.read_text(encoding="utf-8")
+def user_function(config: Config, key: str = "kernel") -> kernel_source.KernelSource:
+    """The `KernelSource` of `likelihood.kernel` (or `likelihood.gradient`); a ConfigError at that key for a
+    syntax error, a missing function or module-level code that fails (with the user's file:line)."""
+    file, function = getattr(config.likelihood, key)
     try:
-        tree = ast.parse(source, filename=str(file))
-    except SyntaxError as error:
-        raise ConfigError(f"{where}: {file}:{error.lineno}:{(error.offset or 0)}: syntax error: {error.msg}") from None
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    if function not in functions:
-        raise ConfigError(f"{where}: {file} has no top-level function '{function}'"
-                          f"{suggest(function, functions)}; it defines: {', '.join(functions) or 'none'}")
-    node = functions[function]
-    if not node.args.args:
-        raise ConfigError(f"{where}: {file}:{node.lineno}:{node.col_offset + 1}: '{function}' takes no "
-                          f"arguments; a kernel is `def {function}(theta, <data>...)`")
-    return node, kernel_use.analyse(node, str(file), functions)
+        return kernel_source.from_file(file, function, what=key)
+    except LikelihoodError as error:
+        raise config.error(("likelihood", key), str(error)) from None
 
 
-def theta_count_problem(use: kernel_use.KernelUse, params: list[str]) -> str | None:
-    """Why `params` is too short for the kernel's theta, or None. Too long is allowed: the Likelihood warns
-    about parameters the kernel never reads (`kernel_use.unused_parameters`)."""
-    theta, n = use.theta, len(params)
-    if theta.unpack is not None and theta.unpack != n:
-        return (f"the kernel unpacks theta into {theta.unpack} values ({kernel_use.describe(theta.unpack_at)}) "
-                f"but params lists {n}: {', '.join(params)}")
-    if theta.const_reads and max(theta.const_reads) >= n:
-        index = max(theta.const_reads)
-        return (f"the kernel reads theta[{index}] ({kernel_use.describe(theta.const_reads[index])}) but params "
-                f"lists only {n}: {', '.join(params)}")
-    return None
-
-
-def data_shape_problem(use: kernel_use.KernelUse, name: str, array: np.ndarray) -> str | None:
-    """Why `array` cannot be the kernel's argument `name`: its dimensions, or a read out of its bounds that this
-    array's shape alone decides."""
-    problem = shape_problem(name, array, use.uses[name])
+def check_kernel(config: Config) -> None:
+    """Everything about `likelihood.kernel`, `.gradient`, `.data` and `params` that needs no compilation."""
+    spec = config.likelihood
+    kernel = user_function(config)
+    use = kernel.use
+    problem = kernel_use.theta_problem(use, [p.name for p in config.params])
     if problem:
-        return problem
-    problems, _ = bounds.static_problems(use, {name: array.shape}, only=name)
-    if problems:
-        access = problems[0].access
-        return f"{access.filename}:{access.node.lineno}:{access.node.col_offset + 1}: {problems[0].message}"
-    return None
+        at, message = problem
+        raise config.error(("params",), f"{kernel_use.describe(at)}: {message}")
+    problem = data.key_problem(kernel, spec.data)
+    if problem:
+        key, message = problem
+        raise config.error(("likelihood", "data", key) if key in spec.data else ("likelihood", "data"), message)
+    for key, value in spec.data.items():
+        try:
+            array = data.load_value(key, value)
+        except DataError as error:
+            raise config.error(("likelihood", "data", key), error.reason) from None
+        problem = data.array_problem(use, key, array)
+        if problem:
+            raise config.error(("likelihood", "data", key), problem)
+    differentiate(config, kernel)
+    if spec.gradient is not None:
+        gradient = user_function(config, "gradient")
+        if len(gradient.arg_names) != len(kernel.arg_names) + 1:
+            node = gradient.node
+            raise config.error(("likelihood", "gradient"),
+                               f"{gradient.filename}:{node.lineno}:{node.col_offset + 1}: the gradient must take "
+                               f"the kernel's arguments and an output array, def {gradient.name}("
+                               f"{', '.join(kernel.arg_names)}, out); it takes ({', '.join(gradient.arg_names)})")
 
 
-def load_data(value) -> np.ndarray | float:
-    """A resolved data entry (see config_schema._data_value) as a numpy array or a float."""
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, list):
-        return np.asarray(value, dtype=float)
-    file, member = value.rsplit(":", 1) if ".npz:" in value else (value, "")
-    path = Path(file)
-    if path.suffix == ".npy":
-        return np.load(path, allow_pickle=False)
-    if path.suffix == ".npz":
-        with np.load(path, allow_pickle=False) as npz:
-            if member:
-                if member not in npz.files:
-                    raise ValueError(f"{path} has no array '{member}'{suggest(member, npz.files)}; "
-                                     f"it holds: {', '.join(npz.files)}")
-                return npz[member]
-            if len(npz.files) != 1:
-                raise ValueError(f"{path} holds {len(npz.files)} arrays ({', '.join(npz.files)}): "
-                                 f"pick one with '{path.name}:NAME'")
-            return npz[npz.files[0]]
-    delimiter = "," if path.suffix == ".csv" else None
+def differentiate(config: Config, kernel: kernel_source.KernelSource) -> None:
+    """Run the differentiator now (milliseconds), as the Likelihood will, so a kernel it rejects fails at load
+    with file:line:col."""
+    from nestgrad import ad
+
     try:
-        return np.loadtxt(path, delimiter=delimiter)
-    except ValueError:  # a header line: skip it once, then give up with numpy's message
-        return np.loadtxt(path, delimiter=delimiter, skiprows=1)
-
-
-def import_function(file: Path, function: str, where: str):
-    """Import `function` from the user's file (a fresh module per file, named after its path)."""
-    module_name = "nestgrad_user_" + "_".join(file.with_suffix("").parts[-3:]).replace("-", "_").replace(".", "_")
-    spec = importlib.util.spec_from_file_location(module_name, file)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module  # inspect.getsource (used by the differentiator) needs it
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:  # the user's module-level code failed: say where, not a traceback
-        line = _user_line(error, file)
-        raise ConfigError(f"{where}: importing {file}{':' + str(line) if line else ''} failed: "
-                          f"{type(error).__name__}: {error}") from None
-    fn = getattr(module, function, None)
-    if not callable(fn):
-        raise ConfigError(f"{where}: {file} has no function '{function}'")
-    return fn
-
-
-def _user_line(error: BaseException, file: Path) -> int | None:
-    tb, line = error.__traceback__, None
-    while tb is not None:
-        if Path(tb.tb_frame.f_code.co_filename) == file:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return line
+        derivatives.from_kernel(kernel)
+    except ad.KernelError as error:
+        raise config.error(("likelihood", "kernel"), f"the differentiator rejects this kernel:\n  {error}") from None

@@ -157,6 +157,45 @@ def test_check_command_on_the_custom_example(nestgrad_inprocess):
     assert "AD vs FD" in out and "AD vs analytic" in out and "OK" in out
 
 
+COUNTED_KERNEL = """\
+import os
+
+with open(os.environ["NESTGRAD_TEST_COUNTER"], "a") as counter:  # a line each time this module runs
+    counter.write("ran\\n")
+
+
+def model(theta, x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        d = x[i] - theta[0]
+        total += -0.5 * d * d
+    return total
+
+
+def model_grad(theta, x, out):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += x[i] - theta[0]
+    out[0] = total
+"""
+
+
+def test_check_runs_the_users_kernel_file_once(app_env, tmp_path):
+    """`nestgrad check` loads the config (kernel and gradient from one file), differentiates, builds the
+    Likelihood and cross-checks: the file's module-level code runs once in that process."""
+    (tmp_path / "kernel.py").write_text(COUNTED_KERNEL)
+    (tmp_path / "config.yaml").write_text("likelihood:\n  kernel: kernel.py:model\n  gradient: kernel.py:model_grad\n"
+                                          "  data:\n    x: [0.1, 0.2, 0.4]\nparams:\n"
+                                          "  mu: {prior: uniform, low: -1.0, high: 1.0}\nbackend: cpu\n")
+    counter = tmp_path / "counter.txt"
+    proc = subprocess.run([sys.executable, "-m", "nestgrad", "check", str(tmp_path / "config.yaml"), "-n", "2"],
+                          cwd=REPO, env=dict(app_env, NESTGRAD_TEST_COUNTER=str(counter)), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "gradient check of kernel.py:model: OK" in proc.stdout, proc.stdout
+    assert counter.read_text() == "ran\n"
+
+
 def test_run_refuses_a_wrong_gradient(nestgrad_inprocess, tmp_path):
     """A planted sign error in the analytic gradient: `run` prints the table and exits 3 before sampling."""
     (tmp_path / "kernels").mkdir()

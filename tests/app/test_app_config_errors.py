@@ -134,6 +134,36 @@ def test_kernel_syntax_error_names_kernel_line(folder):
     assert "syntax error" in str(info.value)
 
 
+def test_kernel_module_code_that_fails_names_the_users_line(folder, capsys):
+    """The kernel file's module-level code raises: one message at likelihood.kernel naming file:line."""
+    (folder / "kernel.py").write_text(KERNEL.replace("import math\n", "import math\nSCALE = 1.0 / 0.0\n", 1))
+    path = write(folder, GOOD)
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:3: likelihood.kernel: "), message
+    assert f"importing {(folder / 'kernel.py').resolve()}:2 failed: ZeroDivisionError" in message, message
+    assert main(["check", str(path)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_config_reads_data_with_the_likelihoods_loader(folder, monkeypatch):
+    """One loader: the config's checks and the Likelihood that `build` makes both read `likelihood.data` with
+    likelihoods.data.load_value (the same reader, the same arrays)."""
+    from nestgrad.likelihoods import data
+    from nestgrad.sampler.config import build
+
+    seen, real = [], data.load_value  # file reads (arrays already read pass through load_value too)
+    monkeypatch.setattr(data, "load_value", lambda key, value, base_dir=None: (
+        isinstance(value, str) and seen.append((key, value))) or real(key, value, base_dir))
+    np.savez(folder / "d.npz", obs=np.arange(5.0).reshape(1, 5))
+    config = load(write(folder, GOOD.replace("x: x.npy", "x: d.npz:obs")))
+    assert seen == [("x", f"{(folder / 'd.npz').resolve()}:obs")]
+    problem = build(config)
+    assert seen == 2 * [("x", f"{(folder / 'd.npz').resolve()}:obs")]
+    assert np.array_equal(problem.likelihood.data[0], np.arange(5.0).reshape(1, 5))
+
+
 def test_kernel_the_differentiator_rejects(folder, capsys):
     """ad.KernelError's file:line:col passes through, under the config key, at load time."""
     (folder / "kernel.py").write_text(KERNEL.replace("    return total", "    while total > 0.0:\n"

@@ -73,9 +73,9 @@ def test_kernel_snippet_is_the_shipped_kernel():
     (snippet,) = [b for b in blocks("python") if "def line_with_scatter" in b]
     namespace = {}
     exec(compile(snippet, "README.md", "exec"), namespace)
-    from nestgrad.sampler.config_kernel import import_function
+    from nestgrad.likelihoods.kernel_source import from_file
 
-    shipped = import_function(REPO / "configs/custom/kernels/model.py", "line_with_scatter", "test")
+    shipped = from_file(REPO / "configs/custom/kernels/model.py", "line_with_scatter").function
     data = [np.load(REPO / f"configs/custom/data/{n}.npy") for n in ("x", "y", "yerr")]
     theta = np.array([1.0, 0.5, 0.3])
     assert namespace["line_with_scatter"](theta, *data) == shipped(theta, *data)

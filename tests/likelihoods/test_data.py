@@ -107,6 +107,24 @@ def test_missing_files_and_npz_keys_are_named(tmp_path):
         Likelihood(gaussian4d.kernel, params, {"x": "nothere.npy"}, data_dir=tmp_path)
 
 
+def test_unsupported_file_types_and_non_numbers_are_named(tmp_path):
+    (tmp_path / "x.json").write_text("[1, 2]")
+    with pytest.raises(DataError, match=r"'x'.*unsupported data file type '.json'.*\.npy, \.npz, \.csv"):
+        Likelihood(gaussian4d.kernel, gaussian4d.PARAMS, {"x": "x.json"}, data_dir=tmp_path)
+    np.save(tmp_path / "words.npy", np.array([["a", "b"], ["c", "d"]]))
+    with pytest.raises(DataError, match="'x'.*expected numbers"):
+        Likelihood(gaussian4d.kernel, gaussian4d.PARAMS, {"x": "words.npy"}, data_dir=tmp_path)
+
+
+def test_kernel_file_that_fails_to_import_names_its_line(tmp_path):
+    from nestgrad.likelihoods.kernel_source import KernelImportError
+
+    path = tmp_path / "fails.py"
+    path.write_text("import math\n\nTABLE = [1, 2][5]\n\n\ndef f(theta):\n    return theta[0]\n")
+    with pytest.raises(KernelImportError, match=rf"importing {path}:3 failed: IndexError"):
+        Likelihood(f"{path}:f", ["a"], {})
+
+
 def test_theta_read_beyond_params_is_named(kernel_file):
     with pytest.raises(LikelihoodError, match=r"gaussian4d.py:\d+:\d+: .*theta\[3\].*3 parameter"):
         Likelihood(gaussian4d.kernel, ["mu1", "mu2", "sigma1"], {"x": np.zeros((2, 3))})

@@ -6,10 +6,9 @@ import warnings
 import numpy as np
 import pytest
 
-from nestgrad.likelihoods import DataError, Likelihood, kernel_source, kernel_use
+from nestgrad.likelihoods import DataError, Likelihood, data, kernel_source, kernel_use
 from nestgrad.likelihoods.errors import ParamsError
 from nestgrad.likelihoods.likelihood import UnusedParameterWarning
-from nestgrad.sampler.config_kernel import data_shape_problem, parse_kernel, theta_count_problem
 
 KERNELS = textwrap.dedent('''
     import math
@@ -87,9 +86,29 @@ def test_theta_indexed_by_a_loop_is_checked_against_params_with_the_data(kernels
 
 
 def test_config_checks_use_the_same_analysis(kernels):
-    _, use = parse_kernel(kernels, "shape_only", "cfg")
-    assert data_shape_problem(use, "x", np.ones((5, 2))) is None
-    assert "with 2 indices" in data_shape_problem(use, "x", np.ones(5))
-    _, use = parse_kernel(kernels, "through_helper", "cfg")
-    assert "theta[2]" in theta_count_problem(use, ["a", "b"])
-    assert theta_count_problem(use, ["a", "b", "c", "unused"]) is None  # too long: a warning, not an error
+    """The checks sampler/config_kernel.py makes, on the KernelSource the Likelihood gets too: one analysis."""
+    kernel = kernel_source.from_file(kernels, "shape_only")
+    assert kernel_source.resolve(f"{kernels}:shape_only") is kernel and kernel.use is kernel.use
+    L = Likelihood(kernel, ["a"], {"x": np.ones((5, 2))}, backend="python")
+    assert L.use is kernel.use
+    assert data.array_problem(kernel.use, "x", np.ones((5, 2))) is None
+    assert "with 2 indices" in data.array_problem(kernel.use, "x", np.ones(5))
+    use = kernel_source.from_file(kernels, "through_helper").use
+    assert "theta[2]" in kernel_use.theta_problem(use, ["a", "b"])[1]
+    assert kernel_use.theta_problem(use, ["a", "b", "c", "unused"]) is None  # too long: a warning, not an error
+
+
+def test_the_analysis_runs_once_per_kernel(kernels, monkeypatch):
+    """Resolving the same file reference again (config load, then build, then the Likelihood) reuses the
+    KernelSource and its analysis; a changed file is read and analysed afresh."""
+    calls = []
+    real = kernel_use.of_kernel
+    monkeypatch.setattr(kernel_use, "of_kernel", lambda kernel: calls.append(kernel.name) or real(kernel))
+    copy = kernels.parent / "once.py"
+    copy.write_text(KERNELS)
+    for _ in range(3):
+        Likelihood(f"{copy}:shape_only", ["a"], {"x": np.ones((5, 2))}, backend="python")
+    assert calls == ["shape_only"]
+    copy.write_text(KERNELS + "\n\nEXTRA = 1\n")
+    Likelihood(f"{copy}:shape_only", ["a"], {"x": np.ones((5, 2))}, backend="python")
+    assert calls == ["shape_only", "shape_only"]
