@@ -159,6 +159,26 @@ def uses(s):
     return {o for o in ops if is_var(o)}
 
 
+def parallel_copy(pairs, fresh, pos=NO_POS):
+    """Statements performing the copies ``dst = src`` for all ``(dst, src)`` pairs at once (every ``src`` read
+    before any ``dst`` is written): a copy goes first when no pending copy still reads its destination; a
+    cycle (a swap, a rotation) is broken by saving one destination in a ``fresh(hint)`` temporary."""
+    pending = dict(pairs)
+    out = []
+    while pending:
+        reads = {src for src in pending.values() if is_var(src)}
+        ready = [d for d in pending if d not in reads]
+        if ready:
+            for d in ready:
+                out.append(Assign(d, "copy", [pending.pop(d)], pos=pos))
+            continue
+        d = next(iter(pending))  # every remaining destination is read by another copy: a cycle
+        saved = fresh(d.split("__")[0] + "_old")
+        out.append(Assign(saved, "copy", [d], pos=pos))
+        pending = {k: (saved if is_var(src) and src == d else src) for k, src in pending.items()}
+    return out
+
+
 def rename(stmts, mapping, targets=False):
     """A copy of ``stmts`` in which every operand read from ``mapping``'s keys reads its value instead; with
     ``targets``, assigned names are renamed too (a private copy of a computation)."""

@@ -14,7 +14,7 @@ from . import resolve, rules
 from .calls import RET, CallsMixin
 from .errors import Where
 from .fold import fold, fold_compare
-from .ir import Assign, Const, For, If, is_var
+from .ir import Assign, Const, For, If, is_var, parallel_copy
 from .restructure import restructure
 
 _BINOP = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
@@ -212,31 +212,12 @@ class Lowerer(CallsMixin):
         # values of `a` and `b` ARE the carried names of `b` and `a`, so copying them one at a time would read a
         # carried name already overwritten (F1 in tests/ad/fuzz/FINDINGS.md)
         pairs = [(v, self.env[n]) for n, v in carried_names.items() if n in self.env and self.env[n] != v]
-        body.extend(self.parallel_copy(pairs, self.pos(s)))
+        body.extend(parallel_copy(pairs, self.fresh, self.pos(s)))
         # after the loop: carried names hold their final values; loop-local names (and the index) are gone
         self.env = {n: (carried_names.get(n, val)) for n, val in pre.items()}
         if target in pre and target not in carried_names:
             del self.env[target]
         self.emit(For(index, start, stop, step, body, self.pos(s)))
-
-    def parallel_copy(self, pairs, pos):
-        """Statements performing the copies ``dst = src`` for all ``(dst, src)`` pairs at once (every ``src`` read
-        before any ``dst`` is written): a copy goes first when no pending copy still reads its destination; a
-        cycle (a swap, a rotation) is broken by saving one destination in a fresh temporary."""
-        pending = dict(pairs)
-        out = []
-        while pending:
-            reads = {src for src in pending.values() if is_var(src)}
-            ready = [d for d in pending if d not in reads]
-            if ready:
-                for d in ready:
-                    out.append(Assign(d, "copy", [pending.pop(d)], pos=pos))
-                continue
-            d = next(iter(pending))  # every remaining destination is read by another copy: a cycle
-            saved = self.fresh(d.split("__")[0] + "_old")
-            out.append(Assign(saved, "copy", [d], pos=pos))
-            pending = {k: (saved if is_var(src) and src == d else src) for k, src in pending.items()}
-        return out
 
     # ---- expressions ---------------------------------------------------------------------------------
     def expr(self, e):

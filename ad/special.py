@@ -107,6 +107,8 @@ def trigamma(x):
 
 
 def tetragamma(x):
+    # the pole test and the argument reduction repeat digamma's on purpose: a call to a shared function would
+    # make numba.cuda.compile_ptx of this device function need a GPU driver (see the module docstring)
     result = math.nan
     if x == 0.0:
         result = -math.inf
