@@ -1,6 +1,7 @@
 """The config schema: which keys exist, their types, their defaults, and the frozen dataclass tree.
 
-Structure only: this module checks keys and types and resolves relative paths. What needs the kernel or the
+Structure only: this module checks keys and types and resolves relative paths; priors are checked against the
+registry of prior families in `sampler.priors` (family, argument names, values). What needs the kernel or the
 built-in (parameter counts, data shapes, the differentiator) is checked in `sampler.config_kernel`.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from nestgrad.sampler import priors
 from nestgrad.sampler.config_yaml import ConfigError, key_path, suggest
 
 BACKENDS = ("auto", "cpu", "gpu", "python")
@@ -58,14 +60,6 @@ NUMERIC = {
 SAMPLER_KEYS = ("nlive", "dlogz", "seed", "delete_fraction", "hmc", "max_iter", "max_nlike", "max_time",
                 "checkpoint_every")
 OUTPUT_KEYS = ("dir", "plots")
-# Arguments of the prior families every user expects; other families the sampler offers are passed through
-# to `sampler.priors.make`, which names what it does not accept.
-PRIOR_ARGS = {
-    "uniform": ("low", "high"),
-    "loguniform": ("low", "high"),
-    "normal": ("mu", "sigma"),
-    "truncnormal": ("mu", "sigma", "low", "high"),
-}
 
 
 @dataclass(frozen=True)
@@ -289,24 +283,35 @@ def _param(check: _Checker, name, spec) -> ParamSpec:
     family = check.text(spec["prior"], path + ("prior",)).lower()
     args = {}
     for key, value in spec.items():
-        if key in ("prior", "latex"):
-            continue
-        if family in PRIOR_ARGS and key not in PRIOR_ARGS[family]:
-            allowed = PRIOR_ARGS[family]
-            raise check.error(path + (key,), f"unknown argument '{key}' for a {family} prior"
-                                            f"{suggest(key, allowed)}; it takes {', '.join(allowed)}")
+        if key not in ("prior", "latex"):
+            args[key] = value
+    return ParamSpec(name=name, family=_prior_family(check, path, family, args), args=args, latex=latex)
+
+
+def _prior_family(check: _Checker, path, family: str, args: dict) -> str:
+    """Check a prior against the registry in `sampler.priors`: the family, its argument names, each value a
+    finite number (converted in `args`), then the family's own conditions (low < high, sigma > 0, ...), each
+    error at the key responsible. Returns the family's registered name (aliases resolved)."""
+    cls = priors.FAMILIES.get(family)
+    if cls is None:
+        names = priors.families()
+        raise check.error(path + ("prior",), f"unknown prior family '{family}'{suggest(family, names)}; "
+                                            f"families: {', '.join(names)}")
+    allowed = cls.argument_names()
+    for key, value in args.items():
+        if key not in allowed:
+            raise check.error(path + (key,), f"unknown argument '{key}' for a {cls.family} prior"
+                                            f"{suggest(key, allowed)}; it takes {cls.signature()}")
         args[key] = check.number(value, path + (key,))
-    if family in PRIOR_ARGS:
-        missing = [a for a in PRIOR_ARGS[family] if a not in args]
-        if missing:
-            raise check.error(path + (missing[0],), f"missing: a {family} prior needs {', '.join(PRIOR_ARGS[family])}")
-        if "low" in args and "high" in args and not args["low"] < args["high"]:
-            raise check.error(path + ("high",), f"high ({args['high']}) must be greater than low ({args['low']})")
-        if family == "loguniform" and not args["low"] > 0:
-            raise check.error(path + ("low",), f"a loguniform prior needs low > 0, got {args['low']}")
-        if "sigma" in args and not args["sigma"] > 0:
-            raise check.error(path + ("sigma",), f"sigma must be positive, got {args['sigma']}")
-    return ParamSpec(name=name, family=family, args=args, latex=latex)
+    missing = [a for a in cls.required_arguments() if a not in args]
+    if missing:
+        raise check.error(path + (missing[0],), f"missing: a {cls.family} prior needs {cls.signature()}")
+    try:
+        cls(**args)
+    except priors.PriorError as error:
+        key = (error.argument,) if error.argument in allowed else ("prior",)
+        raise check.error(path + key, error.detail or str(error)) from None
+    return cls.family
 
 
 def _data_value(check: _Checker, value, path, folder: Path):

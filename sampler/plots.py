@@ -16,6 +16,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 
+from nestgrad.sampler.priors import bounds_of  # noqa: E402
+
 PLOT_KINDS = ("corner", "run", "trace", "hmc", "gradient")
 STYLE = {
     "font.size": 10, "axes.labelsize": 11, "axes.titlesize": 10, "legend.fontsize": 9,
@@ -105,11 +107,7 @@ def posterior_range(results, j: int, pad: float = 0.15) -> tuple[float, float]:
     width = hi - lo if hi > lo else max(abs(lo), 1.0) * 1e-3
     lo, hi = lo - pad * width, hi + pad * width
     # never pad past a hard prior bound: no posterior mass can lie there, and smoothing would draw some
-    spec = ((results.settings or {}).get("prior") or {}).get(results.params[j])
-    if spec:
-        from nestgrad.sampler.run_folder import prior_bounds
-
-        bound_lo, bound_hi = prior_bounds(spec[0], spec[1:])
-        lo = lo if bound_lo is None else max(lo, bound_lo)
-        hi = hi if bound_hi is None else min(hi, bound_hi)
+    bound_lo, bound_hi = bounds_of(((results.settings or {}).get("prior") or {}).get(results.params[j]))
+    lo = lo if bound_lo is None else max(lo, bound_lo)
+    hi = hi if bound_hi is None else min(hi, bound_hi)
     return lo, hi

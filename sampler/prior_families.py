@@ -1,9 +1,14 @@
 """Numba unit-cube transforms of every prior family: ``theta = F^-1(u)`` and its derivative ``dtheta/du``.
 
-One njit function, :func:`transform_one`, reads a prior encoded as integer family codes and a float argument
-table (``Prior.codes``, ``Prior.args``) so that the fused HMC kernel can map unit-cube points to physical
-parameters without calling Python. The Python classes in :mod:`sampler.priors` use the same code path (through
-:func:`transform_batch`), so there is exactly one implementation of every inverse CDF.
+This is the compiled half of the prior-family registry in :mod:`sampler.priors`: each registered family names
+its branch of :func:`transform_one` (its ``code``, one of the constants below) and fills that branch's row of
+arguments (its ``row()``). Several families may share a branch (any tabulated quantile uses ``TABLE``); a
+family whose quantile no branch computes adds one branch here.
+
+:func:`transform_one` reads a prior encoded as integer codes and a float argument table (``Prior.codes``,
+``Prior.args``) so that the fused HMC kernel can map unit-cube points to physical parameters without calling
+Python. The classes in :mod:`sampler.priors` use the same code path (through :func:`transform_batch`), so there
+is exactly one implementation of every inverse CDF.
 
 Argument-table layout per parameter (row of ``args``): ``args[i, 0:4]`` are the family's parameters;
 table-based families (Beta) store their quantile table from column ``TABLE_START`` on.
@@ -14,7 +19,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
+# Branches of transform_one (a family's ``code``); BRANCHES counts them.
 UNIFORM, LOGUNIFORM, NORMAL, TRUNCNORMAL, LOGNORMAL, HALFNORMAL, EXPONENTIAL, CAUCHY, TABLE = range(9)
+BRANCHES = 9
 TABLE_START = 4
 # Knots of a tabulated quantile function (exact endpoints; see quantile_table for their placement).
 TABLE_SIZE = 4097

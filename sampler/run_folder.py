@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from nestgrad.sampler.priors import bounds_of
+
 FLOAT_FMT = "%.17e"
 RESULTS_JSON = "results.json"
 DIAGNOSTICS_NPZ = "diagnostics.npz"
@@ -95,23 +97,9 @@ def write_ranges(results, path) -> None:
     spec = (results.settings or {}).get("prior") or {}
     lines = []
     for name in results.params:
-        family, *arguments = spec.get(name) or ("unknown",)
-        low, high = prior_bounds(family, arguments)
+        low, high = bounds_of(spec.get(name))  # the registry's support of the family; N where unbounded
         lines.append(f"{name}  {_bound(low)}  {_bound(high)}\n")
     _atomic_write_text(path, "".join(lines))
-
-
-def prior_bounds(family: str, arguments) -> tuple[float | None, float | None]:
-    """Hard bounds of a prior family's support (None: unbounded on that side)."""
-    if family in ("uniform", "loguniform"):
-        return arguments[0], arguments[1]
-    if family == "truncnormal":
-        return arguments[2], arguments[3]
-    if family == "beta":
-        return (arguments[2], arguments[3]) if len(arguments) >= 4 else (0.0, 1.0)
-    if family in ("lognormal", "halfnormal", "exponential"):
-        return 0.0, None
-    return None, None
 
 
 def _bound(value) -> str:
