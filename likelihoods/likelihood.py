@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from . import backends, bounds, derivatives, gradcheck, kernel_source, kernel_use, priors_spec
+from . import backends, bounds, derivatives, gradcheck, kernel_source, kernel_use
 from .data import load_all, prepare
 from .errors import LikelihoodError, ParamsError
 
@@ -26,10 +26,10 @@ class Likelihood:
     dtype     "float64" or "float32"; None: float32 on the GPU, float64 elsewhere
     gradient  optional analytic ``gradient(theta, *data, out)`` (function or file reference), used only by
               :meth:`check_gradient`
-    priors    optional default priors as plain data (``{name: ("uniform", low, high)}``): where
-              :meth:`check_gradient` looks when no points are given
-    draws     optional ``draws(rng, n) -> (n, ndim)`` parameter points (e.g. from a sampler's prior), used
-              instead of ``priors`` for those points and for the bounds check below
+    draws     optional ``draws(rng, n) -> (n, ndim)`` parameter points (e.g. ``Prior.draw`` of the sampler's
+              prior, or a built-in's points near its truths): where :meth:`check_gradient` looks when no
+              points are given, and more points for the bounds check below. This package knows no prior
+              families; whoever knows the prior passes its draws.
     data_dir  folder that relative data/kernel file names are relative to (a config file's folder)
 
     Returned arrays are buffers owned by the likelihood, reused by the next call with the same batch size:
@@ -43,23 +43,23 @@ class Likelihood:
     never reads.
     """
 
-    def __init__(self, fn, params, data=None, backend="cpu", dtype=None, gradient=None, *, priors=None,
-                 data_dir=None, draws=None):
+    def __init__(self, fn, params, data=None, backend="cpu", dtype=None, gradient=None, *, data_dir=None,
+                 draws=None):
         kernel = kernel_source.resolve(fn, base_dir=data_dir)
         derivative = derivatives.from_kernel(kernel)
-        self._setup(kernel, derivative, params, data, backend, dtype, gradient, priors, data_dir, draws)
+        self._setup(kernel, derivative, params, data, backend, dtype, gradient, data_dir, draws)
 
     @classmethod
     def from_derivative(cls, derivative, fn, params, data=None, backend="cpu", dtype=None, gradient=None, *,
-                        priors=None, data_dir=None, draws=None):
+                        data_dir=None, draws=None):
         """As the constructor, with per-sample functions from ``derivative`` (any object with the
         interface of docs/internals.md §1, e.g. :class:`likelihoods.derivatives.AnalyticDerivative`)."""
         self = cls.__new__(cls)
         self._setup(kernel_source.resolve(fn, base_dir=data_dir), derivative, params, data, backend, dtype,
-                    gradient, priors, data_dir, draws)
+                    gradient, data_dir, draws)
         return self
 
-    def _setup(self, kernel, derivative, params, data, backend, dtype, gradient, priors, data_dir, draws=None):
+    def _setup(self, kernel, derivative, params, data, backend, dtype, gradient, data_dir, draws=None):
         self.kernel, self.derivative = kernel, derivative
         if isinstance(params, str) or not all(isinstance(p, str) for p in params):
             raise LikelihoodError(f"params: expected a list of parameter names, got {params!r}")
@@ -77,7 +77,9 @@ class Likelihood:
             raise LikelihoodError(f"dtype must be 'float32' or 'float64', got {dtype!r}") from None
         if self.dtype not in (np.float32, np.float64):
             raise LikelihoodError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
-        self.priors = priors_spec.validate(priors, self.params)
+        if draws is not None and not callable(draws):
+            raise LikelihoodError(f"draws: expected a callable draws(rng, n) -> (n, {len(self.params)}), got "
+                                  f"{type(draws).__name__}")
         self.draws = draws
         self.gradient = gradient
         if gradient is not None and not callable(gradient):  # a file reference
@@ -108,11 +110,11 @@ class Likelihood:
             warnings.warn(self.warnings[-1], UnusedParameterWarning, stacklevel=4)
 
     def _probe_points(self, n=4):
-        """Parameter points for the bounds-checked evaluation: from ``draws`` or ``priors`` when given, and
-        a few fixed ones that need no prior."""
+        """Parameter points for the bounds-checked evaluation: from ``draws`` when given, and a few fixed
+        ones that need no prior."""
         rng = np.random.default_rng(0)
         fixed = [np.full(self.ndim, 0.5), np.ones(self.ndim), rng.uniform(0.1, 2.0, self.ndim)]
-        if self.draws is None and self.priors is None:
+        if self.draws is None:
             return fixed
         return list(self._check_points(None, n, 0)) + fixed
 
@@ -165,8 +167,9 @@ class Likelihood:
         """AD vs analytic (when given) vs finite differences in float64 at ``n`` points (ad/check.py's
         adaptive-step differences; see likelihoods/gradcheck.py for the tolerances).
 
-        ``thetas``: an array (n, ndim); a callable ``thetas(rng, n)``; or None to draw from ``draws`` or the
-        default priors.
+        ``thetas``: an array (n, ndim); a callable ``thetas(rng, n)``; or None for ``draws`` given at
+        construction (a built-in's ``likelihood()`` gives points near its truths; a config's, draws from its
+        prior). Without either, an error asks for ``thetas``.
         """
         thetas = self._check_points(thetas, n, seed)
         bounds.checked_evaluation(self.kernel, self.use, self._data64, thetas, self.params)
@@ -175,13 +178,11 @@ class Likelihood:
 
     def _check_points(self, thetas, n, seed):
         rng = np.random.default_rng(seed)
-        if thetas is None and self.draws is not None:
+        if thetas is None:
+            if self.draws is None:
+                raise LikelihoodError("check_gradient: no points to check at; pass thetas (an array (n, ndim) or "
+                                      "a callable thetas(rng, n)), or construct the Likelihood with draws=")
             thetas = self.draws(rng, n)
-        elif thetas is None:
-            if self.priors is None:
-                raise LikelihoodError("check_gradient: this likelihood has no default priors; pass thetas "
-                                      "(an array (n, ndim) or a callable thetas(rng, n))")
-            thetas = priors_spec.draw(self.priors, self.params, rng, n)
         elif callable(thetas):
             thetas = thetas(rng, n)
         thetas = np.array(thetas, dtype=np.float64, ndmin=2)

@@ -185,7 +185,8 @@ def build(config: Config) -> Problem:
                          for p in config.params)
         # the built-in's reference evidence holds for its default priors only
         reference = None if overridden else model.reference_logz
-        likelihood = _construct(config, lambda: model.likelihood(backend=config.backend, dtype=config.dtype))
+        likelihood = _construct(config, lambda: model.likelihood(backend=config.backend, dtype=config.dtype,
+                                                                 draws=prior.draw))
         params, truths = list(model.params), model.truths
     else:
         kernel = user_function(config)  # the KernelSource `load` checked: the file runs once per process

@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from nestgrad.likelihoods import Likelihood, builtin  # noqa: E402
 from nestgrad.likelihoods.derivatives import AnalyticDerivative  # noqa: E402
+from nestgrad.sampler.priors import Prior  # noqa: E402
 
 MARK_START, MARK_END = "<!-- bench_likelihoods:start -->", "<!-- bench_likelihoods:end -->"
 
@@ -86,7 +87,7 @@ def bench_builtin(name, options, backends, batches, repeats, dtype, rows):
         for batch in batches:
             if backend == "python" and batch > 1024:
                 continue  # minutes per call; the python backend is for debugging
-            thetas = b.sample_prior(batch, np.random.default_rng(0)).astype(dtype)
+            thetas = Prior.from_spec(b.priors).draw(np.random.default_rng(0), batch).astype(dtype)
             out, grad = np.empty(batch, dtype), np.empty((batch, b.ndim), dtype)
             reps = 1 if backend == "python" else repeats
             t_value = best_time(lambda: L.logl(thetas, out), reps)
@@ -171,7 +172,7 @@ def gpu_gaussian_vs_jax(batch, n, repeats):
     jax.config.update("jax_enable_x64", False)
     b = builtin.get("gaussian4d", n=n)
     L = b.likelihood(backend="gpu", dtype="float32")
-    thetas = cupy.asarray(b.sample_prior(batch, np.random.default_rng(0)).astype(np.float32))
+    thetas = cupy.asarray(Prior.from_spec(b.priors).draw(np.random.default_rng(0), batch).astype(np.float32))
     out, grad = cupy.empty(batch, np.float32), cupy.empty((batch, 4), np.float32)
     sync = cuda.synchronize
     t_ours = best_time(lambda: L.logl_and_grad(thetas, out, grad), repeats, sync)

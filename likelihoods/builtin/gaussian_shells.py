@@ -75,4 +75,5 @@ def get(ndim=2, centre=3.5, radius=2.0, width=0.1):
     return Builtin(NAME, kernel, gradient, params, priors, data,
                    reference_logz(ndim, centre, radius, width),
                    "exact radial formula, 1-D quadrature (matches -1.746 / -5.674 / -14.590 for d = 2 / 5 / 10)",
-                   None, DESCRIPTION, {"ndim": ndim, "centre": centre, "radius": radius, "width": width})
+                   None, DESCRIPTION, {"ndim": ndim, "centre": centre, "radius": radius, "width": width},
+                   check_centre=dict.fromkeys(params, 0.0) | {"x1": float(centre) - float(radius)})  # on a shell

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from likelihood_helpers import reference, small_builtin
+from likelihood_helpers import prior_draws, reference, small_builtin
 
 
 @pytest.fixture(scope="module")
@@ -14,7 +14,7 @@ def points():
     def get(name):
         if name not in cache:
             b = small_builtin(name)
-            thetas = b.sample_prior(1000, np.random.default_rng(7)).astype(np.float32).astype(np.float64)
+            thetas = prior_draws(b, 1000, np.random.default_rng(7)).astype(np.float32).astype(np.float64)
             cache[name] = (b, thetas, *reference(b, thetas))
         return cache[name]
 

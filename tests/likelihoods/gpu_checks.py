@@ -13,7 +13,7 @@ import types
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake inside kernels
 
-from likelihood_helpers import assert_close, reference, small_builtin
+from likelihood_helpers import assert_close, prior_draws, reference, small_builtin
 from nestgrad.likelihoods import builtin
 
 
@@ -21,7 +21,7 @@ def check_simulator():
     rng = np.random.default_rng(3)
     for name in builtin.names():
         b = small_builtin(name)
-        thetas = b.sample_prior(1000, rng).astype(np.float32).astype(np.float64)
+        thetas = prior_draws(b, 1000, rng).astype(np.float32).astype(np.float64)
         ref_v, ref_g = reference(b, thetas)
         for dtype in ("float32", "float64"):
             L = b.likelihood(backend="gpu", dtype=dtype)
@@ -39,7 +39,7 @@ def check_device_arrays():
     b = small_builtin("gaussian4d")
     L = b.likelihood(backend="gpu")
     assert L.dtype == np.float32  # the GPU default
-    thetas = b.sample_prior(64).astype(np.float32)
+    thetas = prior_draws(b, 64, np.random.default_rng(0)).astype(np.float32)
     device_thetas = cuda.to_device(thetas)
     v, g = L.logl_and_grad(device_thetas)
     assert hasattr(v, "copy_to_host") and hasattr(g, "copy_to_host")  # stayed on the device
@@ -75,7 +75,7 @@ def check_kernel_bundle():
         if i < thetas.shape[0]:
             out[i] = value_and_grad(thetas[i], data, grads[i], scratch[i]) - value(thetas[i], data)
 
-    thetas = b.sample_prior(5)
+    thetas = prior_draws(b, 5, np.random.default_rng(0))
     out, grads = np.empty(5), np.empty((5, 3))
     user_kernel[1, 32](thetas, out, grads, np.empty((5, k.scratch_size)))
     ref_v, ref_g = reference(b, thetas)

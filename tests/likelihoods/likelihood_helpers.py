@@ -13,6 +13,14 @@ def small_builtin(name):
     return builtin.get(name, **SMALL.get(name, {}))
 
 
+def prior_draws(b, n, rng):
+    """``n`` draws (n, ndim) from the built-in's default priors. ``likelihoods`` keeps no prior families: the
+    draws go through the sampler's registry (``sampler.priors``), the one implementation of them."""
+    from nestgrad.sampler.priors import Prior
+
+    return Prior.from_spec(b.priors).draw(rng, n)
+
+
 def reference(b, thetas):
     """Per-sample values and analytic gradients, plain Python in float64 (rows of ``thetas``)."""
     consts = tuple(b.data.values())

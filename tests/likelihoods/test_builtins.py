@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.special import gammaln, logsumexp
 
+from likelihood_helpers import prior_draws
 from nestgrad.likelihoods import builtin
 from nestgrad.ad.check import finite_difference_gradient
 from nestgrad.likelihoods.gradcheck import relative_error
@@ -29,11 +30,26 @@ def test_record_is_consistent(name):
     assert b.name == name
     assert set(b.priors) == set(b.params) and len(b.params) == b.ndim
     assert b.kernel.__code__.co_varnames[1:b.kernel.__code__.co_argcount] == tuple(b.data)
-    draws = b.sample_prior(64, np.random.default_rng(1))
+    draws = prior_draws(b, 64, np.random.default_rng(1))
     values = np.array([b.kernel(t, *b.data.values()) for t in draws])
     assert np.isfinite(values).any()
     if b.truths is not None:
         assert list(b.truths) == list(b.params)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_check_points_lie_inside_the_default_priors(name):
+    """``Builtin.draw`` (where ``check_gradient`` looks by default) scatters points around the truths that stay
+    inside the support of the default priors (read from the sampler's registry), with a finite kernel there."""
+    from nestgrad.sampler.priors import Prior
+
+    b = builtin.get(name)
+    points = b.draw(np.random.default_rng(3), 256)
+    assert points.shape == (256, b.ndim) and np.unique(points, axis=0).shape[0] == 256
+    for column, dist in zip(points.T, Prior.from_spec(b.priors).distributions.values()):
+        low, high = dist.bounds()
+        assert (low is None or column.min() > low) and (high is None or column.max() < high), (dist, column)
+    assert np.all(np.isfinite([b.kernel(t, *b.data.values()) for t in points]))
 
 
 def test_unknown_name_and_option_are_named():
@@ -51,7 +67,7 @@ def test_data_generation_is_seeded():
 @pytest.mark.parametrize("name", ALL)
 def test_analytic_gradient_matches_finite_differences(name):
     b = builtin.get(name)
-    thetas = b.sample_prior(12, np.random.default_rng(2))
+    thetas = prior_draws(b, 12, np.random.default_rng(2))
     consts = tuple(b.data.values())
     fd = np.array([finite_difference_gradient(b.kernel, t, *consts) for t in thetas])
     analytic = np.empty_like(thetas)

@@ -1,4 +1,8 @@
-"""check_gradient passes on every built-in and fails on planted wrong gradients."""
+"""check_gradient passes on every built-in and fails on planted wrong gradients.
+
+Prior draws come from the sampler's registry of prior families (``likelihoods`` keeps none): a Likelihood
+takes them as ``draws=``.
+"""
 
 import numpy as np
 import pytest
@@ -7,11 +11,20 @@ from nestgrad.likelihoods import Likelihood, LikelihoodError, builtin
 from nestgrad.likelihoods.derivatives import AnalyticDerivative
 from nestgrad.likelihoods.gradcheck import GradientReport
 from nestgrad.likelihoods.builtin import gaussian4d
+from nestgrad.sampler.priors import Prior
 
 
+def _prior_draws(priors):
+    return Prior.from_spec(priors).draw
+
+
+@pytest.mark.parametrize("points", ["near the truths", "prior draws"])
 @pytest.mark.parametrize("name", builtin.names())
-def test_every_builtin_passes(name):
-    report = builtin.get(name).likelihood(backend="python").check_gradient(n=8)
+def test_every_builtin_passes(name, points):
+    """By default a built-in's check looks near its truths (``Builtin.draw``); the config passes prior draws."""
+    b = builtin.get(name)
+    draws = _prior_draws(b.priors) if points == "prior draws" else None
+    report = b.likelihood(backend="python", draws=draws).check_gradient(n=8)
     assert report.ok, report.table()
     assert report.skipped == 0 and report.ad_vs_analytic is not None
     assert "OK" in str(report) and all(p in str(report) for p in report.params)
@@ -24,7 +37,8 @@ def _wrong_sigma2(theta, x, out):
 
 def test_planted_wrong_analytic_gradient_fails():
     b = builtin.get("gaussian4d")
-    L = Likelihood(b.kernel, b.params, b.data, backend="python", gradient=_wrong_sigma2, priors=b.priors)
+    L = Likelihood(b.kernel, b.params, b.data, backend="python", gradient=_wrong_sigma2,
+                   draws=_prior_draws(b.priors))
     report = L.check_gradient(n=4)
     assert not report.ok
     assert report.analytic_vs_fd[3] > 1e-3 and report.ad_vs_analytic[3] > 1e-3
@@ -36,14 +50,14 @@ def test_planted_wrong_ad_gradient_fails():
     """A derivative provider whose gradient is wrong is caught by the finite differences."""
     b = builtin.get("gaussian4d")
     L = Likelihood.from_derivative(AnalyticDerivative(b.kernel, _wrong_sigma2), b.kernel, b.params, b.data,
-                                   backend="python", priors=b.priors)
+                                   backend="python", draws=_prior_draws(b.priors))
     report = L.check_gradient(n=4)
     assert not report.ok and report.ad_vs_fd[3] > 1e-3 and report.analytic is None
 
 
 def test_points_can_be_given_or_drawn_by_a_callable():
     b = builtin.get("rosenbrock")
-    L = Likelihood(b.kernel, b.params, b.data, backend="python")  # no priors
+    L = Likelihood(b.kernel, b.params, b.data, backend="python")  # no draws
     with pytest.raises(LikelihoodError, match="pass thetas"):
         L.check_gradient()
     assert L.check_gradient(np.array([[0.3, -1.0], [2.0, 4.0]])).ok
@@ -63,7 +77,7 @@ def test_kernel_and_gradient_from_a_file(tmp_path):
     path.write_text("import math\n\n\ndef f(theta, c):\n    return -c * theta[0] * theta[0] + math.sin(theta[1])\n\n\n"
                     "def f_grad(theta, c, out):\n    out[0] = -2.0 * c * theta[0]\n    out[1] = math.cos(theta[1])\n")
     L = Likelihood(f"{path}:f", ["a", "b"], {"c": 3.0}, backend="python", gradient=f"{path}:f_grad",
-                   priors={"a": ("normal", 0.0, 1.0), "b": ("uniform", -3.0, 3.0)})
+                   draws=_prior_draws({"a": ("normal", 0.0, 1.0), "b": ("uniform", -3.0, 3.0)}))
     report = L.check_gradient(n=6)
     assert report.ok and np.all(report.ad_vs_analytic < 1e-12)
 
