@@ -14,23 +14,26 @@ import importlib.util
 import os
 import sys
 
-CPU_TEMPLATE = '''
-def batch_value(thetas, out, {D}):
-    nbad = 0
-    for b in prange(thetas.shape[0]):
+# One text for the CPU and the GPU drivers, so the sample bookkeeping above is written once. Per target: how
+# the samples are walked ({SAMPLES}), how a bad one is counted ({BAD}), the counter argument ({NBAD}), and the
+# lines that open and close each driver (<START>, <END>).
+DRIVER_TEMPLATE = '''
+def batch_value(thetas, out, {NBAD}{D}):
+    <START>
+    for b in {SAMPLES}:
         v = value(thetas[b], {D})
         if v < INF:
             out[b] = v
         else:
             out[b] = NAN
-            nbad += 1
-    return nbad
+            {BAD}
+    <END>
 
 
-def batch_value_and_grad(thetas, out, grad_out, scratch, {D}):
-    nbad = 0
+def batch_value_and_grad(thetas, out, grad_out, scratch, {NBAD}{D}):
+    <START>
     ndim = thetas.shape[1]
-    for b in prange(thetas.shape[0]):
+    for b in {SAMPLES}:
         v = raw_value_and_grad(thetas[b], {D}, grad_out[b], scratch[b])
         bad = not (v < INF)
         if v > -INF:
@@ -41,16 +44,16 @@ def batch_value_and_grad(thetas, out, grad_out, scratch, {D}):
             out[b] = NAN
             for j in range(ndim):
                 grad_out[b, j] = NAN
-            nbad += 1
+            {BAD}
         else:
             out[b] = v
-    return nbad
+    <END>
 
 
-def batch_grad(thetas, grad_out, scratch, {D}):
-    nbad = 0
+def batch_grad(thetas, grad_out, scratch, {NBAD}{D}):
+    <START>
     ndim = thetas.shape[1]
-    for b in prange(thetas.shape[0]):
+    for b in {SAMPLES}:
         raw_grad(thetas[b], {D}, grad_out[b], scratch[b])
         bad = False
         for j in range(ndim):
@@ -59,8 +62,8 @@ def batch_grad(thetas, grad_out, scratch, {D}):
         if bad:
             for j in range(ndim):
                 grad_out[b, j] = NAN
-            nbad += 1
-    return nbad
+            {BAD}
+    <END>
 
 
 def tuple_value(theta, data):
@@ -71,79 +74,38 @@ def tuple_value_and_grad(theta, data, grad_out, scratch):
     return raw_value_and_grad(theta, {T}, grad_out, scratch)
 '''
 
-GPU_TEMPLATE = '''
-def batch_value(thetas, out, nbad, {D}):
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for b in range(start, thetas.shape[0], stride):
-        v = value(thetas[b], {D})
-        if v < INF:
-            out[b] = v
-        else:
-            out[b] = NAN
-            cuda.atomic.add(nbad, 0, 1)
+TARGETS = {
+    # prange over the batch; the count of bad samples is the return value
+    "cpu": {"{NBAD}": "", "{SAMPLES}": "prange(thetas.shape[0])", "{BAD}": "nbad += 1",
+            "<START>": "    nbad = 0\n", "<END>": "    return nbad\n"},
+    # a grid-stride loop, one thread per sample; the count goes to a one-element device array
+    "gpu": {"{NBAD}": "nbad, ", "{SAMPLES}": "range(start, thetas.shape[0], stride)",
+            "{BAD}": "cuda.atomic.add(nbad, 0, 1)",
+            "<START>": "    start = cuda.grid(1)\n    stride = cuda.gridsize(1)\n", "<END>": ""},
+}
 
 
-def batch_value_and_grad(thetas, out, grad_out, scratch, nbad, {D}):
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    ndim = thetas.shape[1]
-    for b in range(start, thetas.shape[0], stride):
-        v = raw_value_and_grad(thetas[b], {D}, grad_out[b], scratch[b])
-        bad = not (v < INF)
-        if v > -INF:
-            for j in range(ndim):
-                if not (abs(grad_out[b, j]) < INF):
-                    bad = True
-        if bad:
-            out[b] = NAN
-            for j in range(ndim):
-                grad_out[b, j] = NAN
-            cuda.atomic.add(nbad, 0, 1)
-        else:
-            out[b] = v
-
-
-def batch_grad(thetas, grad_out, scratch, nbad, {D}):
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    ndim = thetas.shape[1]
-    for b in range(start, thetas.shape[0], stride):
-        raw_grad(thetas[b], {D}, grad_out[b], scratch[b])
-        bad = False
-        for j in range(ndim):
-            if not (abs(grad_out[b, j]) < INF):
-                bad = True
-        if bad:
-            for j in range(ndim):
-                grad_out[b, j] = NAN
-            cuda.atomic.add(nbad, 0, 1)
-
-
-def tuple_value(theta, data):
-    return value(theta, {T})
-
-
-def tuple_value_and_grad(theta, data, grad_out, scratch):
-    return raw_value_and_grad(theta, {T}, grad_out, scratch)
-'''
-
-
-def _fill(template, n_data):
+def _fill(target, n_data):
+    spelled = TARGETS[target]
+    lines = [spelled[line.strip()] if line.strip() in ("<START>", "<END>") else line
+             for line in DRIVER_TEMPLATE.splitlines(keepends=True)]
+    text = "".join(lines)
+    for token in ("{NBAD}", "{SAMPLES}", "{BAD}"):
+        text = text.replace(token, spelled[token])
     names = [f"d{i}" for i in range(n_data)]
     # a kernel without data still gets a valid signature: the trailing ", " is dropped below
-    text = template.replace("{D}", ", ".join(names)).replace("{T}", ", ".join(f"data[{i}]" for i in range(n_data)))
+    text = text.replace("{D}", ", ".join(names)).replace("{T}", ", ".join(f"data[{i}]" for i in range(n_data)))
     return text.replace(", )", ")").replace("(thetas[b], , ", "(thetas[b], ").replace("(theta, , ", "(theta, ")
 
 
 def cpu_source(n_data):
     """Driver source for ``n_data`` data arguments (names: batch_value, batch_value_and_grad, batch_grad,
     tuple_value, tuple_value_and_grad)."""
-    return _fill(CPU_TEMPLATE, n_data)
+    return _fill("cpu", n_data)
 
 
 def gpu_source(n_data):
-    return _fill(GPU_TEMPLATE, n_data)
+    return _fill("gpu", n_data)
 
 
 def compile_module(source, namespace, filename):

@@ -71,6 +71,8 @@ def _dispatch(args):
 
 
 def _parser() -> argparse.ArgumentParser:
+    from nestgrad.likelihoods.backends import NAMES as BACKENDS
+
     parser = argparse.ArgumentParser(prog="nestgrad", description="Nested sampling with constrained-HMC "
                                      "proposals driven by automatically differentiated likelihood kernels.")
     from nestgrad import __version__
@@ -81,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="sample a config and write its run folder and plots")
     run.add_argument("config", nargs="?", help="YAML config (default: the embedded seed 4-D Gaussian)")
     run.add_argument("--out", metavar="DIR", help="output folder (default: output.dir of the config)")
-    run.add_argument("--backend", choices=("auto", "cpu", "gpu", "python"), help="override `backend`")
+    run.add_argument("--backend", choices=BACKENDS, help="override `backend`")
     run.add_argument("--seed", type=int, help="override `sampler.seed`")
     run.add_argument("--resume", action="store_true", help="continue from <out>/checkpoint.npz")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
@@ -92,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
                                 "differences)")
     check.add_argument("config")
     check.add_argument("-n", type=int, default=16, help="number of points drawn from the prior (default 16)")
-    check.add_argument("--backend", choices=("auto", "cpu", "gpu", "python"), help="override `backend`")
+    check.add_argument("--backend", choices=BACKENDS, help="override `backend`")
     check.add_argument("--seed", type=int, default=0, help="seed of the prior draws (default 0)")
     check.set_defaults(handler=cmd_check)
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from nestgrad.likelihoods import backends, data as kernel_data
 from nestgrad.sampler import priors
 from nestgrad.sampler.config_yaml import ConfigError, key_path, suggest
 
-BACKENDS = ("auto", "cpu", "gpu", "python")
 DTYPES = ("float64", "float32")
 PLOTS = ("corner", "run", "trace", "hmc", "gradient")
 
@@ -232,7 +232,7 @@ def validate(data, lines, path: Path) -> Config:
 
     return Config(
         path=path, name=name, likelihood=likelihood, params=params, sampler=SamplerSpec(**sampler_args),
-        backend=check.text(top.get("backend", "auto"), ("backend",), BACKENDS),
+        backend=check.text(top.get("backend", "auto"), ("backend",), backends.NAMES),
         dtype=check.text(top.get("dtype", "float64"), ("dtype",), DTYPES),
         output=OutputSpec(dir=out_dir.resolve(), plots=plots), lines=dict(lines),
     )
@@ -322,15 +322,13 @@ def _data_value(check: _Checker, value, path, folder: Path):
         return value
     if not isinstance(value, str):
         raise check.error(path, f"expected a file path, a number or a list, got {_kind(value)}")
-    file_part, sep, key = value.rpartition(":")
-    if sep and file_part.endswith(".npz"):
-        file, member = folder / file_part, key
-    else:
-        file, member = folder / value, None
+    file_part, member = kernel_data.split_spec(value)  # likelihoods.data reads it: its own spelling
+    file = folder / file_part
     if not file.is_file():
         raise check.error(path, f"data file not found: {file.resolve()}")
-    if file.suffix not in (".npy", ".npz", ".csv", ".txt", ".dat"):
-        raise check.error(path, f"unsupported data file type '{file.suffix}': use .npy, .npz, .csv or .txt")
+    if file.suffix.lower() not in kernel_data.FILE_TYPES:
+        raise check.error(path, f"unsupported data file type '{file.suffix}': use "
+                                f"{', '.join(kernel_data.FILE_TYPES)}")
     return f"{file.resolve()}:{member}" if member else str(file.resolve())
 
 

@@ -8,6 +8,8 @@ import warnings
 
 import numpy as np
 
+from nestgrad.likelihoods import backends
+
 from . import evidence
 from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, read_checkpoint, restore_generator,
                          write_checkpoint)
@@ -43,14 +45,12 @@ class SamplerError(ValueError):
 
 
 def _choose_backend(backend, likelihood):
+    """The chains' backend: "gpu" or "cpu" (the names are `likelihoods.backends.NAMES`; "auto" means the GPU when
+    `likelihoods.backends.gpu_usable()`, as for the likelihood itself)."""
     if backend is None:
         return "gpu" if getattr(likelihood, "backend", "cpu") == "gpu" else "cpu"
     if backend == "auto":
-        try:
-            from numba import cuda
-            return "gpu" if cuda.is_available() and hasattr(likelihood, "cuda_kernels") else "cpu"
-        except Exception:  # no usable CUDA toolchain: the CPU kernel is always there
-            return "cpu"
+        return "gpu" if hasattr(likelihood, "cuda_kernels") and backends.resolve("auto") == "gpu" else "cpu"
     return "cpu" if backend == "python" else backend
 
 
@@ -82,8 +82,8 @@ class NestedSampler:
             raise SamplerError(f"nlive must be an integer >= 2, got {nlive!r}")
         if not 0.0 < float(delete_fraction) < 1.0:
             raise SamplerError(f"delete_fraction must be in (0, 1), got {delete_fraction!r}")
-        if backend not in (None, "auto", "cpu", "gpu", "python"):
-            raise SamplerError(f"backend {backend!r}: expected 'cpu', 'gpu', 'auto', 'python' or None")
+        if backend is not None and backend not in backends.NAMES:
+            raise SamplerError(f"backend {backend!r}: expected one of {', '.join(backends.NAMES)} or None")
         self.likelihood = likelihood
         self.prior = prior
         self.params = params

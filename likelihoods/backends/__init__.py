@@ -1,20 +1,29 @@
-"""Batched backends behind one interface.
+"""Batched backends behind one interface, and the one list of backend names.
 
 Each backend is built as ``Backend(derivative, data, dtype, ndim, scratch_size)`` and offers
 ``logl(thetas, out=None) -> (out, nbad)``, ``logl_and_grad(thetas, out=None, grad_out=None) ->
 ((out, grad_out), nbad)``, ``grad(thetas, grad_out=None) -> (grad_out, nbad)`` and ``kernels()``.
+
+:data:`NAMES` is what every layer accepts (the Likelihood, the sampler, the config's ``backend`` key, the
+command line's ``--backend``): "auto" (gpu when :func:`gpu_usable`, else cpu), "cpu" (numba, parallel over the
+batch), "gpu" (numba-cuda + CuPy) and "python" (plain Python, for debugging).
 """
 
-NAMES = ("cpu", "gpu", "python", "auto")
+NAMES = ("auto", "cpu", "gpu", "python")
+
+
+def gpu_usable():
+    """A real CUDA device is present and CuPy imports: the condition for "auto" to mean "gpu"."""
+    from .gpu import gpu_usable as usable
+
+    return usable()
 
 
 def resolve(name):
-    """The concrete backend name for ``name`` ("auto": gpu when a device and CuPy are usable, else cpu)."""
+    """The concrete backend name for ``name`` ("auto": gpu when :func:`gpu_usable`, else cpu)."""
     if name not in NAMES:
         raise ValueError(f"backend must be one of {', '.join(NAMES)}; got {name!r}")
     if name == "auto":
-        from .gpu import gpu_usable
-
         return "gpu" if gpu_usable() else "cpu"
     return name
 
