@@ -36,8 +36,7 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
         if data is not None:
             raise TypeError("nestgrad.run: data belongs to the Likelihood already; pass data=None")
     else:
-        draws = lambda rng, n: prior.transform(rng.uniform(size=(n, prior.ndim)))  # noqa: E731 - bounds check
-        likelihood = Likelihood(kernel, prior.names, data, backend=backend, dtype=dtype, draws=draws)
+        likelihood = Likelihood(kernel, prior.names, data, backend=backend, dtype=dtype, draws=prior.draw)
     init = {key: sampler[key] for key in _SAMPLER_KEYS if key in sampler}
     ns = NestedSampler(likelihood, prior, nlive=nlive, seed=seed, backend=backend, **init)
     options = {key: sampler[key] for key in _RUN_KEYS if key in sampler}

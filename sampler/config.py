@@ -189,10 +189,9 @@ def build(config: Config) -> Problem:
         gradient = user_function(config, "gradient").function if spec.gradient is not None else None
         prior = _prior(config)
         params = [p.name for p in config.params]
-        draws = lambda rng, n: prior.transform(rng.uniform(size=(n, len(params))))  # noqa: E731 - bounds check
         likelihood = _construct(config, lambda: Likelihood(kernel, params, dict(spec.data),
                                                            backend=config.backend, dtype=config.dtype,
-                                                           gradient=gradient, draws=draws))
+                                                           gradient=gradient, draws=prior.draw))
         reference, truths = None, None
     latex = {name: default_latex(name) for name in params}
     latex.update({p.name: p.latex for p in config.params if p.latex})
