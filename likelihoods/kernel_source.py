@@ -14,6 +14,7 @@ import ast
 import hashlib
 import importlib.util
 import inspect
+import linecache
 import os
 import re
 import sys
@@ -57,11 +58,10 @@ class KernelSource:
 
 @dataclass
 class UserFile:
-    """A parsed user file: ``path`` (absolute), ``text``, top-level ``functions`` {name: FunctionDef}; the
-    executed ``module`` (None until a function is asked for) and the :class:`KernelSource` of each function
-    asked for so far. ``stamp`` tells whether the file on disk is still the one read."""
+    """A parsed user file: ``path`` (absolute), ``text`` (what was read, compared with the file on disk on
+    every request), top-level ``functions`` {name: FunctionDef}; the executed ``module`` (None until a function
+    is asked for) and the :class:`KernelSource` of each function asked for so far."""
     path: str
-    stamp: tuple
     text: str
     functions: dict
     module: object = None
@@ -132,40 +132,40 @@ def from_file(path, name, what="kernel"):
 
 
 def load_file(path, what="kernel"):
-    """The parsed :class:`UserFile` at ``path`` (read and parsed again only when it changed on disk); its
-    module-level code has not necessarily run yet (:func:`from_file` runs it, once)."""
+    """The parsed :class:`UserFile` at ``path`` (parsed again only when its text changed on disk); its
+    module-level code has not necessarily run yet (:func:`from_file` runs it, once per text)."""
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise LikelihoodError(f"{what} file {path!r} does not exist")
-    status = os.stat(path)
-    stamp = (status.st_mtime_ns, status.st_size, status.st_ino)
-    loaded = _FILES.get(path)
-    if loaded is not None and loaded.stamp == stamp:
-        return loaded
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
+    loaded = _FILES.get(path)
+    if loaded is not None and loaded.text == text:  # the text itself: a timestamp can miss a quick edit
+        return loaded
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as err:
         raise LikelihoodError(f"{path}:{err.lineno}:{err.offset or 0}: syntax error: {err.msg}") from None
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    loaded = _FILES[path] = UserFile(path, stamp, text, functions)
+    loaded = _FILES[path] = UserFile(path, text, functions)
     return loaded
 
 
 def _execute(loaded):
-    """Run the file's module-level code (once per :class:`UserFile`) and return the module. The module is
-    registered in ``sys.modules`` (inspect and numba look modules up by name); the file's folder is not added
-    to ``sys.path``."""
+    """Run the file's module-level code (once per :class:`UserFile`) and return the module. What runs is the
+    text that was parsed (not a ``__pycache__`` copy, which a same-size edit within a second can leave stale),
+    and ``linecache`` holds that text, so ``inspect`` and ``ad`` read the code that ran. The module is registered
+    in ``sys.modules`` (inspect and numba look modules up by name); the file's folder is not added to
+    ``sys.path``."""
     if loaded.module is not None:
         return loaded.module
     stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(loaded.path))[0])
     name = f"_nestgrad_user_{stem}_{hashlib.sha1(loaded.path.encode()).hexdigest()[:8]}"
-    spec = importlib.util.spec_from_file_location(name, loaded.path)
-    module = importlib.util.module_from_spec(spec)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(name, loaded.path))
     sys.modules[name] = module
+    linecache.cache[loaded.path] = (len(loaded.text), None, loaded.text.splitlines(True), loaded.path)
     try:
-        spec.loader.exec_module(module)
+        exec(compile(loaded.text, loaded.path, "exec", dont_inherit=True), module.__dict__)
     except Exception as error:  # the user's module-level code failed: say where, not a traceback
         sys.modules.pop(name, None)
         line = _user_line(error, loaded.path)

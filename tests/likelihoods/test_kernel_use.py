@@ -1,5 +1,6 @@
 """likelihoods.kernel_use: how a kernel uses its arguments, followed into helpers; the data-shape and params
 checks built on it (Likelihood and config share it)."""
+import sys
 import textwrap
 import warnings
 
@@ -101,6 +102,7 @@ def test_config_checks_use_the_same_analysis(kernels):
 def test_the_analysis_runs_once_per_kernel(kernels, monkeypatch):
     """Resolving the same file reference again (config load, then build, then the Likelihood) reuses the
     KernelSource and its analysis; a changed file is read and analysed afresh."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as for most users: a stale .pyc could be run
     calls = []
     real = kernel_use.of_kernel
     monkeypatch.setattr(kernel_use, "of_kernel", lambda kernel: calls.append(kernel.name) or real(kernel))
@@ -112,3 +114,12 @@ def test_the_analysis_runs_once_per_kernel(kernels, monkeypatch):
     copy.write_text(KERNELS + "\n\nEXTRA = 1\n")
     Likelihood(f"{copy}:shape_only", ["a"], {"x": np.ones((5, 2))}, backend="python")
     assert calls == ["shape_only", "shape_only"]
+    theta, x = np.array([2.0]), np.ones((5, 2))
+    assert kernel_source.from_file(copy, "shape_only").function(theta, x) == 20.0
+    edited = KERNELS.replace("total = 0.0\n    for i in range(x.shape[0]):\n        total += theta[0] * row_sum",
+                             "total = 1.0\n    for i in range(x.shape[0]):\n        total += theta[0] * row_sum")
+    assert edited != KERNELS and len(edited) == len(KERNELS)
+    copy.write_text(edited + "\n\nEXTRA = 1\n")  # same size, at once: the text, not a timestamp, decides
+    kernel = kernel_source.from_file(copy, "shape_only")
+    assert kernel.function(theta, x) == 21.0
+    assert Likelihood(kernel, ["a"], {"x": x}, backend="python").logl(theta[None, :])[0] == 21.0  # AD reads it too
