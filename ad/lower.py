@@ -166,7 +166,7 @@ class Lowerer(CallsMixin):
         self.env = self.merge(before, env_then, then, env_else, orelse, self.pos(s))
         self.emit(If(cond, then, orelse, self.pos(s)))
 
-    def merge(self, before, env_a, out_a, env_b, out_b, pos=(0, 0)):
+    def merge(self, before, env_a, out_a, env_b, out_b, pos):
         merged = {}
         for name in list(env_a) + [n for n in env_b if n not in env_a]:
             if name in env_a and name in env_b:

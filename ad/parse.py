@@ -36,14 +36,18 @@ class Source:
 _FILE_TREES = {}
 
 
-def _file_tree(filename):
-    """The parsed module of a file (cached per file content)."""
-    lines = linecache.getlines(filename)
-    text = "".join(lines)
+def _definition(filename, name, firstlineno):
+    """``(node, own source text)`` of the function ``name`` that starts at ``firstlineno`` in the file, or None.
+    Cached per file content: the fence pass and lowering both look up every helper of a kernel."""
+    text = "".join(linecache.getlines(filename))
     key = (filename, hash(text))
     if key not in _FILE_TREES:
-        _FILE_TREES[key] = (ast.parse(text, filename), text)
-    return _FILE_TREES[key]
+        _FILE_TREES[key] = (ast.parse(text, filename), {})
+    tree, found = _FILE_TREES[key]
+    if (name, firstlineno) not in found:
+        node = _find_def(tree, name, firstlineno)
+        found[name, firstlineno] = node and (node, ast.get_source_segment(text, node) or ast.dump(node))
+    return found[name, firstlineno]
 
 
 def _find_def(tree, name, firstlineno=None):
@@ -73,13 +77,11 @@ def from_function(fn):
         raise KernelError(f"expected a Python function, got {type(fn).__name__}", "<unknown>", 0, 0)
     code = fn.__code__
     filename = code.co_filename
-    node = None
     try:
-        tree, text = _file_tree(filename)
-        node = _find_def(tree, fn.__name__, code.co_firstlineno)
+        found = _definition(filename, fn.__name__, code.co_firstlineno)
     except (SyntaxError, OSError, ValueError):
-        node = None
-    if node is None:
+        found = None
+    if found is None:
         # fall back to inspect.getsource (e.g. a file that changed since import): shift positions by hand
         try:
             src = textwrap.dedent(inspect.getsource(fn))
@@ -88,11 +90,8 @@ def from_function(fn):
                               "the text to ad.differentiate_source", filename, code.co_firstlineno, 1) from None
         tree = ast.parse(src, filename)
         ast.increment_lineno(tree, code.co_firstlineno - 1)
-        node = _find_def(tree, fn.__name__)
-        text = src
-        own = src
-    else:
-        own = ast.get_source_segment(text, node) or ast.dump(node)
+        found = _find_def(tree, fn.__name__), src
+    node, own = found
     return Source(node, filename, _namespace_of(fn), own, fn)
 
 

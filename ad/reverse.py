@@ -169,7 +169,7 @@ class Reverse:
         out.append(For(s.var, s.start, s.stop, s.step, body, s.pos, counter=counter, reverse=True,
                        loop_id=s.loop_id))
 
-    def accumulate(self, target, value, out, negate=False, pos=(0, 0)):
+    def accumulate(self, target, value, out, negate=False, pos=NO_POS):
         """``adjoint(target) += value`` (or ``-=``)."""
         if not self.act.is_active(target):
             return
