@@ -11,9 +11,9 @@ YAML ones (`!!python/...` and `!custom` tags construct arbitrary objects). Each 
 """
 from __future__ import annotations
 
-import difflib
-
 import yaml
+
+from nestgrad.likelihoods.errors import did_you_mean
 
 MAX_BYTES = 1_000_000     # a config holds settings; data belong in .npy/.csv files named under likelihood.data
 MAX_DEPTH = 32            # configs nest 3-5 levels (params.mu.low, inline lists of lists)
@@ -36,10 +36,7 @@ def key_path(path) -> str:
     return text or "(top level)"
 
 
-def suggest(word, choices) -> str:
-    """' (did you mean 'x'?)' for the closest valid choice, or '' when nothing is close."""
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+suggest = did_you_mean  # "' (did you mean 'x'?)'" for the closest valid choice, or ''
 
 
 def check_limits(text: str, filename: str) -> None:
