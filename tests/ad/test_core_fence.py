@@ -1,5 +1,6 @@
 """Fence pass: constructs outside the subset are rejected before any transformation, at exact positions
 (1-based line and column, as ad/errors.py documents)."""
+import numpy as np
 import pytest
 
 from nestgrad import ad
@@ -76,3 +77,32 @@ def test_variable_first_assigned_in_loop_cannot_be_read_after():
     err, _ = error_of("def k(theta, x):\n    for i in range(3):\n        last = theta[0] * i\n    return last\n")
     assert err.lineno == 6
     assert "before" in str(err)
+
+
+def test_fence_checks_the_helpers_a_kernel_calls_before_lowering():
+    # the kernel's first statement is a lowering error; the helper it calls has a `while`: the fence pass sees the
+    # helper first and reports the `while` at the helper's own position
+    err, lines = error_of("def helper(a):\n    while a > 1.0:\n        a = a / 2.0\n    return a\n\n"
+                          "def k(theta, x):\n    s = undefined_name\n    return helper(theta[0]) + s\n")
+    assert isinstance(err, ad.UnsupportedError)
+    assert (err.lineno, err.col) == (4, 5)
+    assert lines[err.lineno - 1][err.col - 1:].startswith("while")
+
+
+def test_fence_checks_the_partials_of_a_registered_rule():
+    err, lines = error_of("from nestgrad import ad\n\ndef f(a):\n    return a * a\n\n@ad.rule(f)\n"
+                          "def f_partials(a):\n    d = [2.0 * a]\n    return (d[0],)\n\n"
+                          "def k(theta, x):\n    return f(theta[0]) * x[0]\n")
+    assert isinstance(err, ad.UnsupportedError)
+    assert (err.lineno, err.col) == (10, 9)
+    assert "lists are not supported" in str(err)
+
+
+def test_helper_returning_a_tuple_is_accepted_only_where_it_is_unpacked():
+    helper = "def pair(a):\n    return a, 2.0 * a\n\n"
+    d = from_text(HEADER + helper + "def k(theta, x):\n    p, q = pair(theta[0])\n    return p * q\n", "k")
+    g = np.zeros(1)
+    assert d.value_and_grad(np.array([1.5]), np.zeros(1), g) == pytest.approx(4.5) and g[0] == pytest.approx(6.0)
+    err, _ = error_of(helper + "def k(theta, x):\n    return pair(theta[0]) + 1.0\n")
+    assert isinstance(err, ad.UnsupportedError)
+    assert (err.lineno, err.col) == (4, 12)  # the tuple in the helper's return
