@@ -111,16 +111,25 @@ def _parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------------------------------- run
 
 def cmd_run(args) -> int:
+    from nestgrad.sampler.timing import StageClock
+
+    clock = StageClock()  # "startup": process start to here
     from nestgrad.sampler import config as cfg
     from nestgrad.sampler.checkpoint import CheckpointWriteError
-    from nestgrad.sampler.plots import make_plots
-    from nestgrad.sampler.run_folder import RunFolderError, write_run_folder
+    from nestgrad.sampler.run_folder import RESULTS_JSON, RunFolderError, write_results_json, write_run_folder
 
     config = _with_overrides(cfg.load(args.config), args)
     outdir = config.output.dir
     checkpoint = outdir / "checkpoint.npz"
     if args.resume and not checkpoint.is_file():
         raise cfg.ConfigError(f"--resume: no checkpoint at {checkpoint}; run without --resume to start")
+    if args.resume:
+        stored = finished_run(outdir, config)
+        if stored is not None:  # nothing left to sample: its stored results, without compiling anything
+            if not args.quiet:
+                print(stored.summary())
+                print(f"  output: {outdir} (stored results of this finished run; nothing was recomputed)")
+            return 0
     problem = cfg.build(config)
     report = None
     if not args.no_check:
@@ -137,6 +146,9 @@ def cmd_run(args) -> int:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise RunFolderError(f"{outdir}: cannot create the output folder ({error.strerror or error})") from None
+    clock.lap("setup")
+    if not args.quiet:  # says "compiling ..." (on stderr, terminal or not) when the kernel is not in the cache
+        sampler.compile(notify=lambda text: print(f"nestgrad: {text} ...", file=sys.stderr, flush=True))
     try:
         results = sampler.run(checkpoint=str(checkpoint), resume=args.resume,
                               progress=not args.quiet and sys.stderr.isatty(), **run_args)
@@ -152,15 +164,23 @@ def cmd_run(args) -> int:
         print(f"\nnestgrad: terminated; checkpoint written to {checkpoint}\n  resume with: {resume_hint}",
               file=sys.stderr)
         return int(stop.code) if isinstance(stop.code, int) else 1
+    clock.skip()  # compile, sampling and evidence are timed by the sampler (results.timing)
     cfg.finish_results(results, config, problem)
+    results.settings["config_digest"] = config_digest(config)
     try:
         write_run_folder(results, outdir)
         if report is not None:
             from nestgrad.sampler.plots_gradient import write_gradient_check
 
             write_gradient_check(report, problem.params, outdir)
+        clock.lap("output")
         if config.output.plots:
+            from nestgrad.sampler.plots import make_plots
+
             make_plots(results, outdir, kinds=config.output.plots)
+            clock.lap("plots")
+        results.timing = clock.merged(results.timing)
+        write_results_json(results, outdir / RESULTS_JSON)  # again, now with the output and plot times
     except (RunFolderError, OSError) as error:
         if isinstance(error, OSError) and error.errno not in WRITE_ERRNOS:
             raise
@@ -173,6 +193,41 @@ def cmd_run(args) -> int:
         print(results.summary())
         print(f"  output: {outdir}")
     return 0
+
+
+def config_digest(config) -> str:
+    """A digest of everything in the config that sampling depends on (the output section left out)."""
+    import dataclasses
+    import hashlib
+
+    return hashlib.sha256(repr(dataclasses.replace(config, output=None)).encode()).hexdigest()[:20]
+
+
+def finished_run(outdir, config):
+    """The stored :class:`Results` of ``outdir`` when it holds a finished run of this same config (its
+    results.json and checkpoint agree, the run stopped because dlogz was reached), else None. Resuming such a
+    run would load the checkpoint and stop at once with these results; this gives them without compiling."""
+    from nestgrad.sampler.checkpoint import CheckpointError, read_checkpoint
+    from nestgrad.sampler.run_folder import RESULTS_JSON, RunFolderError, read_run_folder
+
+    outdir = Path(outdir)
+    checkpoint, results_json = outdir / "checkpoint.npz", outdir / RESULTS_JSON
+    if not (checkpoint.is_file() and results_json.is_file()):
+        return None
+    try:
+        if results_json.stat().st_mtime < checkpoint.stat().st_mtime:
+            return None  # the checkpoint moved on after the outputs were written
+        stored = read_run_folder(outdir)
+        _, meta = read_checkpoint(checkpoint)
+    except (OSError, ValueError, KeyError, RunFolderError, CheckpointError):
+        return None  # the ordinary resume reports what is wrong
+    settings = stored.settings or {}
+    remain = (stored.diagnostics or {}).get("logz_remain")
+    if (settings.get("config_digest") != config_digest(config) or remain is None or len(remain) == 0
+            or int(meta.get("record", {}).get("niter", -1)) != stored.niter
+            or not float(remain[-1]) < float(settings.get("dlogz", 0.0))):
+        return None
+    return stored
 
 
 def _with_overrides(config, args):

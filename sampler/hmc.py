@@ -26,11 +26,12 @@ chains between modes with the right odds.
 ends inside, so there is no final accept/reject.
 """
 
+import ast
+import inspect
 import math
+import time
 import types
-
-import numpy as np
-from numba import njit, prange
+from typing import Any, NamedTuple
 
 from .prior_families import transform_one
 from .rng import normal, uniform
@@ -117,8 +118,7 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
            g_mean, g_chol, g_cov, g_radius2, g_cdf,
            work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
            out_u, out_theta, out_logl, out_cluster, stats):
-    # One chain's whole trajectory. Kept out of the prange body: numba compiles a parfor body much more
-    # slowly than an ordinary function it calls.
+    # One chain's whole trajectory.
     d = u_start.shape[1]
     n_steps, refresh_every = ctrl[CTRL_N_STEPS], ctrl[CTRL_REFRESH]
     jumps, dense = ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE] != 0
@@ -254,20 +254,8 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
     out_cluster[j] = c
 
 
-def _advance(u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
-             g_mean, g_chol, g_cov, g_radius2, g_cdf,
-             work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
-             out_u, out_theta, out_logl, out_cluster, stats):
-    for j in prange(u_start.shape[0]):
-        _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
-               g_mean, g_chol, g_cov, g_radius2, g_cdf,
-               work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
-               out_u, out_theta, out_logl, out_cluster, stats)
-
-
 def _evaluate(thetas, data, theta_buf, out):
-    # Initial draws only; serial, because a second parallel function would double the compile time for a
-    # once-per-run batch.
+    # Initial draws only; serial: a parallel function would add compile time for a once-per-run batch.
     for b in range(thetas.shape[0]):
         t = theta_buf[b]
         for i in range(thetas.shape[1]):
@@ -297,8 +285,9 @@ def chain_function(value, value_and_grad, transform, draw_normal, draw_uniform, 
 
 
 # --- the CPU kernel ---------------------------------------------------------------------------------------------
-# Compiled in every process, never loaded from numba's on-disk cache, and against fresh copies of the likelihood's
-# functions: that is what makes a resumed run bit-identical to an uninterrupted one (see sampler/stable_jit.py).
+# Loaded from numba's on-disk cache after a child process compiled it (sampler/hmc_cache.py), so every process runs
+# the same machine code; likelihoods whose functions cannot be imported by a child are compiled here instead,
+# against fresh copies of their functions (sampler/stable_jit.py).
 
 _KERNEL_CACHE = {}
 
@@ -311,31 +300,112 @@ def _draw_uniform(states, j):
     return uniform(states, j)
 
 
+# Templates of the CPU kernel, their compiled names, and the options of the two entry points.
+CPU_TEMPLATES = {"_mahalanobis2": "mahalanobis2", "_region": "region", "_ellipsoid_count": "ellipsoid_count",
+                 "_correlated_normal": "correlated_normal", "_in_cube": "in_cube", "_draw_normal": "draw_normal",
+                 "_draw_uniform": "draw_uniform", "_evaluate": "evaluate"}
+CPU_ENTRY_POINTS = ("advance_range", "evaluate")
+
+
+def _advance_range_source():
+    """``advance_range(start, stride, u_start, ...)``: the ``_chain`` body inside ``for j in range(start,
+    nchains, stride)``, one call per host thread (``sampler.hmc_runtime.ChainThreads``). Written out rather
+    than calling a compiled ``_chain``: numba optimises a callee's whole module again inside its caller, and
+    the chain is the largest function (measured here: 4 s of a 26 s compile went to a two-line wrapper). Serial
+    and nogil rather than a ``prange`` loop: the parfor lowering more than doubled the compile time (12 s for
+    the chain alone, 30 s with the prange wrapper)."""
+    function = ast.parse(inspect.getsource(_chain)).body[0]
+    loop = ast.For(target=ast.Name("j", ast.Store()),
+                   iter=ast.parse("range(start, u_start.shape[0], stride)", mode="eval").body,
+                   body=function.body, orelse=[])
+    function.name = "_advance_range"
+    function.args.args = [ast.arg("start"), ast.arg("stride")] + function.args.args[1:]  # j is the loop's now
+    function.body = [loop]
+    return ast.unparse(ast.fix_missing_locations(function))
+
+
+def cpu_kernel_source(cache):
+    """Source of the CPU kernel's functions for a namespace that already holds ``value``, ``value_and_grad``,
+    ``transform`` (prior), ``normal``, ``uniform`` (RNG), ``math`` and ``numba``: the templates above, the
+    ``STAT_``/``CTRL_`` constants, and ``advance_range``/``evaluate`` compiled with ``cache=cache``."""
+    lines = [f"{name} = {value}" for name, value in sorted(globals().items())
+             if name.startswith(("STAT_", "CTRL_")) and isinstance(value, int)]
+    for name in CPU_TEMPLATES:
+        lines += ["", "", inspect.getsource(globals()[name]).rstrip()]
+    lines += ["", "", _advance_range_source(), "", "", '_OPTIONS = dict(error_model="numpy")']
+    for name, compiled in CPU_TEMPLATES.items():
+        lines.append(f"{compiled} = numba.njit({'cache=' + repr(cache) + ', ' if compiled in CPU_ENTRY_POINTS else ''}"
+                     f"**_OPTIONS)({name})")
+    lines.append(f"advance_range = numba.njit(nogil=True, cache={cache!r}, **_OPTIONS)(_advance_range)")
+    return "\n".join(lines) + "\n"
+
+
 def _compiled_in_memory(value, value_and_grad):
-    njit_plain, njit_inline = njit(error_model="numpy"), njit(inline="always", error_model="numpy")
-    # One compiled copy of each RNG draw, called from every site (the rng functions inline themselves).
-    draw_normal, draw_uniform = njit_plain(_draw_normal), njit_plain(_draw_uniform)
-    chain = chain_function(value, value_and_grad, transform_one, draw_normal, draw_uniform, njit_plain,
-                           njit_inline)
-    advance = _bind(_advance, njit(parallel=True, error_model="numpy"), _chain=chain)
-    return advance, _bind(_evaluate, njit_plain, value=value)
+    """``(advance_range, evaluate)`` compiled in this process (not cached), from the same source as the cached
+    kernel (sampler/hmc_cache.py)."""
+    import numba
+
+    namespace = {"__name__": "nestgrad_hmc_kernel_in_memory", "math": math, "numba": numba, "value": value,
+                 "value_and_grad": value_and_grad, "transform": fresh_dispatcher(transform_one),
+                 "normal": normal, "uniform": uniform}
+    exec(compile(cpu_kernel_source(cache=False), "<nestgrad hmc kernel>", "exec"), namespace)  # our own templates
+    return namespace["advance_range"], namespace["evaluate"]
 
 
-def _kernels(value, value_and_grad):
-    """``(advance, evaluate)`` for one likelihood, compiled in this process (kept per pair of dispatchers)."""
-    key = (id(value), id(value_and_grad))
+class CompiledKernel(NamedTuple):
+    """advance: ``advance(u_start, ..., stats)`` over all chains (``sampler.hmc_runtime.ChainThreads`` around
+    the compiled ``advance_range``); evaluate: njit ``evaluate(thetas, data, theta_buf, out)``; origin: "cache"
+    (loaded from numba's cache), "compiled" (a child process compiled it into the cache, then it was loaded)
+    or "in-process" (compiled here, not cached); seconds: time spent getting it."""
+
+    advance: Any
+    evaluate: Any
+    origin: str
+    seconds: float
+
+
+def compiled_kernel(value, value_and_grad, advance_sig=None, evaluate_sig=None, notify=None):
+    """The fused CPU kernel for one likelihood (kept per pair of dispatchers for this process).
+
+    With the numba signatures of ``advance_range`` and ``evaluate`` it is taken from numba's on-disk cache,
+    compiled there first by a child process when missing (``notify("compiling ...")`` is called then); without
+    them, or when the likelihood's functions cannot be imported by another process, it is compiled in this
+    process against fresh copies of the likelihood's functions, and numba compiles on first call."""
+    from .hmc_runtime import ChainThreads
+
+    key = (id(value), id(value_and_grad), advance_sig, evaluate_sig)
     hit = _KERNEL_CACHE.get(key)
     if hit is not None and hit[0] is value and hit[1] is value_and_grad:
         return hit[2]
-    memo = {}
-    pair = _compiled_in_memory(fresh_dispatcher(value, memo), fresh_dispatcher(value_and_grad, memo))
-    _KERNEL_CACHE[key] = (value, value_and_grad, pair)
-    return pair
+    start = time.perf_counter()
+    loaded = None
+    if advance_sig is not None and evaluate_sig is not None:
+        from . import hmc_cache
+
+        loaded = hmc_cache.load(value, value_and_grad, {"advance_range": advance_sig, "evaluate": evaluate_sig},
+                                notify)
+    if loaded is not None:
+        functions, origin = loaded
+        advance_range, evaluate = functions["advance_range"], functions["evaluate"]
+    else:
+        memo = {}
+        advance_range, evaluate = _compiled_in_memory(fresh_dispatcher(value, memo),
+                                                      fresh_dispatcher(value_and_grad, memo))
+        origin = "in-process"
+    kernel = CompiledKernel(ChainThreads(advance_range), evaluate, origin, time.perf_counter() - start)
+    _KERNEL_CACHE[key] = (value, value_and_grad, kernel)
+    return kernel
+
+
+def _kernels(value, value_and_grad):
+    """``(advance, evaluate)`` for one likelihood, compiled in this process on first call."""
+    kernel = compiled_kernel(value, value_and_grad)
+    return kernel.advance, kernel.evaluate
 
 
 def make_chain_kernel(value, value_and_grad):
     """The fused CPU kernel for one likelihood: ``advance(...)`` runs all chains through whole trajectories
-    (``prange`` over chains), with the likelihood's njit ``value``/``value_and_grad`` compiled inline."""
+    (threads over chains), with the likelihood's njit ``value``/``value_and_grad`` compiled inline."""
     return _kernels(value, value_and_grad)[0]
 
 

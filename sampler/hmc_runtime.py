@@ -1,4 +1,5 @@
-"""Host-side pieces of the chain kernel: per-chain work arrays and the thread-count chooser."""
+"""Host-side pieces of the chain kernel: per-chain work arrays, the host threads that run the chains and the
+thread-count chooser."""
 
 import math
 import time
@@ -7,22 +8,57 @@ import numpy as np
 
 from .hmc import NSTATS
 
+
+def default_threads() -> int:
+    """numba's thread count setting (NUMBA_NUM_THREADS, default: the usable cores), read without starting
+    numba's threading layer."""
+    import numba
+
+    return max(1, int(numba.config.NUMBA_NUM_THREADS))
+
+
+class ChainThreads:
+    """``advance(u_start, ..., stats)`` over all chains: the compiled ``advance_range(start, stride, ...)``
+    (nogil) called on ``threads`` host threads, thread ``i`` running chains ``i, i + threads, ...``. Each chain
+    owns its RNG row and work arrays, so the results do not depend on the number of threads."""
+
+    def __init__(self, advance_range, threads=None):
+        self.advance_range = advance_range
+        self.max_threads = default_threads() if threads is None else max(1, int(threads))
+        self.threads = self.max_threads
+        self._pool = None
+
+    def __call__(self, u_start, *rest):
+        n = min(self.threads, u_start.shape[0])
+        if n <= 1:
+            self.advance_range(0, 1, u_start, *rest)
+            return
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(self.max_threads - 1, thread_name_prefix="nestgrad-chains")
+        others = [self._pool.submit(self.advance_range, i, n, u_start, *rest) for i in range(1, n)]
+        self.advance_range(0, n, u_start, *rest)
+        for future in others:
+            future.result()
+
+
 class AdaptiveThreads:
-    """Calls the parallel chain kernel with either all numba threads or one, whichever was faster when last
-    measured. With little work per iteration (few chains, cheap likelihood) a parallel region costs more than
-    it saves, and far more when other processes keep the cores busy: measured on the busy 2-core development
-    machine, the seed 4-D posterior (nlive 500) took 0.05 s on one thread and 0.98 s on two, while the 30-D
-    Gaussian took 1.17 s on one and 0.61 s on two. Results do not depend on the thread count (each chain owns
-    its RNG row and work arrays), so this choice changes timings only, never the computation.
-    The first ``trials`` calls of every ``retune_every`` alternate one thread / all threads and time them.
+    """Calls the chain kernel with either all threads or one, whichever was faster when last measured. With
+    little work per iteration (few chains, cheap likelihood) a parallel call costs more than it saves, and far
+    more when other processes keep the cores busy: measured on the busy 2-core development machine, the seed
+    4-D posterior (nlive 500) took 0.05 s on one thread and 0.98 s on two, while the 30-D Gaussian took 1.17 s
+    on one and 0.61 s on two. Results do not depend on the thread count (each chain owns its RNG row and work
+    arrays), so this choice changes timings only, never the computation.
+    ``advance`` is a :class:`ChainThreads`, or any callable with a ``threads`` attribute or none (always used
+    as it is). The first ``trials`` calls of every ``retune_every`` alternate one thread / all threads and time
+    them.
     """
 
     def __init__(self, advance, retune_every=200, trials=6):
-        import numba
-        self._numba = numba
         self.advance = advance
         self.retune_every, self.trials = retune_every, trials
-        self.max_threads = numba.get_num_threads()
+        self.max_threads = getattr(advance, "max_threads", 1)
         self.calls = 0
         self.threads = self.max_threads
         self._times = {}
@@ -33,14 +69,10 @@ class AdaptiveThreads:
         phase = self.calls % self.retune_every
         trial = phase < self.trials
         n = (1 if phase % 2 == 0 else self.max_threads) if trial else self.threads
-        previous = self._numba.get_num_threads()
-        self._numba.set_num_threads(n)
-        try:
-            start = time.perf_counter()
-            self.advance(*args)
-            elapsed = time.perf_counter() - start
-        finally:
-            self._numba.set_num_threads(previous)
+        self.advance.threads = n
+        start = time.perf_counter()
+        self.advance(*args)
+        elapsed = time.perf_counter() - start
         if trial:
             self._times[n] = min(self._times.get(n, math.inf), elapsed)
             if phase == self.trials - 1:

@@ -14,7 +14,7 @@ from . import evidence
 from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, read_checkpoint, restore_generator,
                          write_checkpoint)
 from . import geometry as geo
-from .hmc import make_batch_evaluator, make_chain_kernel
+from .hmc import compiled_kernel
 from .hmc_runtime import AdaptiveThreads, ChainWorkspace
 from .hmc_settings import HMCSettings
 from .nested import AllLiveTied, NSState, Proposal, step
@@ -98,6 +98,7 @@ class NestedSampler:
         self.name = name or getattr(likelihood, "name", None) or "nestgrad"
         self.kernels = likelihood.cuda_kernels() if self.backend == "gpu" else likelihood.cpu_kernels()
         self._proposal = None
+        self.compile_info = None
 
     # --- settings and compilation ----------------------------------------------------------------------------
 
@@ -107,19 +108,32 @@ class NestedSampler:
                 "dtype": str(np.dtype(self.kernels.dtype)), "dlogz": dlogz, "params": self.params,
                 "prior": {n: list(s) for n, s in self.prior.to_spec().items()}}
 
-    def compile(self) -> "NestedSampler":
-        """Compile the chain kernel now (``run`` does it on first use; benchmarks call this to time runs alone)."""
-        self._build()
+    def compile(self, notify=None) -> "NestedSampler":
+        """Get the chain kernel ready now (``run`` does it on first use; benchmarks call this to time runs
+        alone). ``notify(text)`` is called before a compilation that is not a load from the cache."""
+        self._build(notify)
         return self
 
-    def _build(self):
-        """Compile the fused chain kernel and the batch evaluator once (kept out of the timed run)."""
+    def _build(self, notify=None):
+        """Load (or compile) the fused chain kernel and the batch evaluator once; the time it took, and whether
+        the kernel came from the cache, go to ``self.compile_info``."""
         if self._proposal is not None:
             return self._proposal
+        start = time.perf_counter()
         kern = self.kernels
         dtype = np.dtype(kern.dtype)
         ws = ChainWorkspace(self.k, self.ndim, dtype, kern.scratch_size)
         codes, args = self.prior.codes, self.prior.args
+        # Warm-up arguments (zero steps: nothing of the run's randomness is used); their types are the run's.
+        u0 = np.full((self.k, self.ndim), 0.5)
+        warm_geometry = geo.build(np.random.default_rng(0).random((4 * self.ndim + 4, self.ndim)),
+                                  np.zeros(4 * self.ndim + 4, np.int64), self.dense)
+        ctrl = np.array([0, 1, 0, int(self.dense)], np.int64)
+        warm = (u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), ctrl,
+                seed_chain_states(np.random.default_rng(0), self.k), kern.data, codes, args, *warm_geometry[:5],
+                *ws.arrays())
+        warm_evaluate = (np.full((1, self.ndim), 0.5), kern.data, np.empty((1, self.ndim), dtype), np.empty(1))
+        origin = "gpu"
         if self.backend == "gpu":
             from .hmc_gpu import GpuChainKernel
             advance = GpuChainKernel(kern, codes, args, self.k, self.ndim)
@@ -128,19 +142,17 @@ class NestedSampler:
             def evaluate(thetas, data, theta_buf, out):
                 out[:] = like.logl(np.ascontiguousarray(thetas, dtype=dtype))
         else:
-            advance = AdaptiveThreads(make_chain_kernel(kern.value, kern.value_and_grad))
-            evaluate = make_batch_evaluator(kern.value, kern.value_and_grad)
-        # Warm-up with zero steps compiles everything without using any random numbers of the run.
-        u0 = np.full((self.k, self.ndim), 0.5)
-        warm_geometry = geo.build(np.random.default_rng(0).random((4 * self.ndim + 4, self.ndim)),
-                                  np.zeros(4 * self.ndim + 4, np.int64), self.dense)
-        ctrl = np.array([0, 1, 0, int(self.dense)], np.int64)
-        getattr(advance, "advance", advance)(u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), ctrl,
-                                             seed_chain_states(np.random.default_rng(0), self.k), kern.data, codes,
-                                             args, *warm_geometry[:5], *ws.arrays())
-        evaluate(np.full((1, self.ndim), 0.5), kern.data, np.empty((1, self.ndim), dtype), np.empty(1))
+            from numba import typeof
+
+            kernel = compiled_kernel(kern.value, kern.value_and_grad,
+                                     advance_sig=tuple(typeof(a) for a in (0, 1) + warm),
+                                     evaluate_sig=tuple(typeof(a) for a in warm_evaluate), notify=notify)
+            advance, evaluate, origin = AdaptiveThreads(kernel.advance), kernel.evaluate, kernel.origin
+        getattr(advance, "advance", advance)(*warm)  # compiles here when the kernel was not loaded
+        evaluate(*warm_evaluate)
         self._evaluate = evaluate
         self._proposal = Proposal(advance, ws, kern.data, codes, args, self.k, self.nlive, self.dense)
+        self.compile_info = {"seconds": time.perf_counter() - start, "kernel": origin}
         return self._proposal
 
     # --- initial live points ---------------------------------------------------------------------------------
@@ -190,8 +202,14 @@ class NestedSampler:
         """
         if not dlogz > 0:
             raise SamplerError(f"dlogz must be > 0, got {dlogz!r}")
-        proposal = self._build()
+        bar = Progress(progress, dlogz)
+        try:
+            proposal = self._build(notify=bar.message)
+        except BaseException:
+            bar.close()
+            raise
         settings = self.settings(dlogz)
+        bar.start_clock()
         t_start = time.perf_counter()
         if resume and checkpoint is not None and os.path.exists(checkpoint):
             state, generator, record = self._load(checkpoint, settings)
@@ -200,7 +218,6 @@ class NestedSampler:
             state, drawn, offset, nan = self._initial_state(generator)
             record = RunRecord.start(self.ndim, self.k, drawn, offset, nan)
         running = evidence.RunningEvidence(record.running_logz, record.running_log_x)
-        bar = Progress(progress, dlogz)
         last_checkpoint = time.perf_counter()
         try:
             with SignalGuard(enabled=checkpoint is not None) as guard:
@@ -230,8 +247,12 @@ class NestedSampler:
                     self._save(checkpoint, state, generator, record, settings, time.perf_counter() - t_start)
         finally:
             bar.close()
-        record.wall_time += time.perf_counter() - t_start
-        return self._results(state, record, settings)
+        t_end = time.perf_counter()
+        record.wall_time += t_end - t_start
+        results = self._results(state, record, settings)
+        results.timing = {"compile": self.compile_info["seconds"], "kernel": self.compile_info["kernel"],
+                          "sampling": t_end - t_start, "evidence": time.perf_counter() - t_end}
+        return results
 
     def _limit_hit(self, record, max_iter, max_nlike, max_time, t_start):
         return ((max_iter is not None and record.niter >= max_iter)

@@ -12,6 +12,7 @@ class Progress:
         stream = stream if stream is not None else sys.stderr
         self.enabled = bool(enabled) and hasattr(stream, "isatty") and stream.isatty()
         self.dlogz = dlogz
+        self._stream = stream
         self._bar = None
         self._last = 0.0
         self._start = time.perf_counter()
@@ -22,6 +23,16 @@ class Progress:
                 self.enabled = False
                 return
             self._bar = tqdm(total=None, unit="it", file=stream, dynamic_ncols=True, leave=True)
+
+    def start_clock(self) -> None:
+        """Evaluations per second count from now (after compiling)."""
+        self._start = time.perf_counter()
+
+    def message(self, text: str) -> None:
+        """A line above the bar (e.g. "compiling ..." before the first iteration); nothing when disabled."""
+        if self._bar is not None:
+            self._bar.write(f"nestgrad: {text} ...", file=self._stream)
+            self._bar.refresh()
 
     def update(self, niter: int, logl_star: float, logz: float, logz_remain: float, nlike: int,
                nnan: int = 0) -> None:

@@ -30,7 +30,10 @@ class Results:
     (resampled threads, which also sees correlated proposals). ``ess``: effective number of independent
     posterior samples (Kish's, deflated by the chains' start-end correlation); ``samples`` has that many rows.
     ``nnan``: likelihood evaluations that returned NaN/inf. ``clusters``: posterior modes with their ``mass``
-    and local ``logz``.
+    and local ``logz``. ``wall_time``: seconds spent sampling, over every session of a resumed run (no compile
+    time, no output); ``timing``: this process's wall time by stage (``sampler.timing``: startup, setup,
+    compile with ``kernel`` = where the chain kernel came from, sampling, evidence, output, plots, total),
+    the stages the caller measured.
     """
 
     name: str
@@ -55,6 +58,7 @@ class Results:
     ess: float | None = None
     nnan: int = 0
     clusters: list = field(default_factory=list)
+    timing: dict = field(default_factory=dict)
 
     @property
     def nan_fraction(self) -> float:
@@ -72,7 +76,11 @@ class Results:
             dev = (self.logz - self.reference_logz) / self.logz_err if self.logz_err > 0 else float("nan")
             lines.append(f"  reference logZ = {self.reference_logz:.3f}  ({dev:+.2f} sigma)")
         lines.append(f"  {self.niter} iterations, {self.nlike} likelihood and {self.ngrad} gradient evaluations, "
-                     f"{self.wall_time:.2f} s")
+                     f"sampling {self.wall_time:.2f} s")
+        if self.timing:
+            from .timing import describe
+
+            lines.append(f"  {describe(self.timing)}")
         lines.append(f"  {len(self.dead.logl)} dead points, {len(self.samples)} equal-weight samples"
                      + (f" (effective sample size {self.ess:.0f})" if self.ess is not None else ""))
         if self.nnan:

@@ -121,6 +121,8 @@ def write_results_json(results, path) -> None:
         "nlike": int(results.nlike),
         "ngrad": int(results.ngrad),
         "wall_time": float(results.wall_time),
+        "timing": {key: value if isinstance(value, str) else float(value)
+                   for key, value in (getattr(results, "timing", None) or {}).items()},
         "logz_err_shrinkage": _maybe_float(results.logz_err_shrinkage),
         "logz_err_bootstrap": _maybe_float(results.logz_err_bootstrap),
         "ess": _maybe_float(results.ess),
@@ -194,6 +196,7 @@ def read_run_folder(outdir):
         truths=info.get("truths"), reference_logz=info.get("reference_logz"),
         logz_err_shrinkage=info.get("logz_err_shrinkage"), logz_err_bootstrap=info.get("logz_err_bootstrap"),
         ess=info.get("ess"), nnan=int(info.get("nnan", 0)), clusters=list(info.get("clusters") or []),
+        timing=dict(info.get("timing") or {}),
     )
 
 

@@ -10,10 +10,12 @@ Two numba behaviours make a kernel's last bits depend on the state of numba's on
    compiled the fused HMC kernel and one that loaded it; with any single flag, or none, the bits agreed. Loading
    the freshly written cache entry again in the compiling process did not reproduce the loaded code's bits.
 
-So the fused HMC kernel is never taken from numba's on-disk cache (``sampler.hmc`` compiles it in every process,
-about 3-4 s) and it is compiled against :func:`fresh_dispatcher` copies of the likelihood's functions, so it is
-always compiled together with them, whatever the cache holds. The likelihood's own functions stay cached (the
-differentiator's and likelihoods' generated modules), which is what keeps their compile time near 0.2 s.
+So the fused HMC kernel is never JIT-compiled in the process that samples with it: a child process compiles it
+into numba's cache and every run, the first included, loads it from there (``sampler/hmc_cache.py``), so all
+runs execute the same machine code. The child compiles it against :func:`fresh_dispatcher` copies of the
+likelihood's functions and the prior transform, so it is always compiled together with them, whatever the cache
+holds for those; the likelihood's own functions stay cached (the differentiator's and likelihoods' generated
+modules). Likelihoods a child cannot import are compiled in-process against fresh copies, as before.
 """
 import types
 
