@@ -14,7 +14,7 @@ from .lower import Lowerer
 _GUARDED = {ast.Mult: "mul", ast.Div: "div"}
 
 
-def lower_adjoint(template, args, result, adjoint, ctx, out, pos, fresh):
+def lower_adjoint(template, args, result, adjoint, ctx, out, pos):
     """Statements (appended to ``out``) computing one argument's share of ``adjoint`` by ``template``; returns
     ``(operand, negate)``: the amount, and whether it is subtracted from the argument's adjoint."""
     tree = _parse(template)
@@ -29,16 +29,16 @@ def lower_adjoint(template, args, result, adjoint, ctx, out, pos, fresh):
     src = parse.Source(node=None, filename="<rule>", namespace=rules.template_namespace(), text=template)
     low = Lowerer(src, ctx, env, prefix="d_", origin=pos)
     low.out = out
-    return _adjoint_part(tree, adjoint, low, fresh), negate
+    return _adjoint_part(tree, adjoint, low), negate
 
 
-def _adjoint_part(e, adjoint, low, fresh):
+def _adjoint_part(e, adjoint, low):
     if isinstance(e, ast.Name) and e.id == "g":
         return adjoint
     if isinstance(e, ast.BinOp) and type(e.op) in _GUARDED and _mentions_g(e.left) and not _mentions_g(e.right):
-        left = _adjoint_part(e.left, adjoint, low, fresh)
+        left = _adjoint_part(e.left, adjoint, low)
         right = low.expr(e.right)
-        t = fresh("p")
+        t = low.ctx.fresh("p")  # no "d_" prefix: a share of the adjoint, not a partial
         low.emit(Assign(t, _GUARDED[type(e.op)], [left, right], GUARD, low.origin))
         return t
     if _mentions_g(e):  # a rule's mistake, not the user's

@@ -199,7 +199,7 @@ class Reverse:
         """Each active argument's adjoint += its template's amount (``rules.ADJOINTS``)."""
         for x, template in zip(s.args, templates):
             if self.act.is_active(x):
-                amount, negate = lower_adjoint(template, s.args, s.dst, vb, self.ctx, out, s.pos, self.fresh)
+                amount, negate = lower_adjoint(template, s.args, s.dst, vb, self.ctx, out, s.pos)
                 self.accumulate(x, amount, out, negate, s.pos)
 
     def reverse_rule(self, s, out):
