@@ -9,10 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
-
-from nestgrad.sampler.plots import POSTERIOR_COLOR, REFERENCE_COLOR, TRUTH_COLOR
 
 CHECK_JSON = "gradient_check.json"
 FLOOR = 1e-17   # relative errors of exactly zero are drawn here on the log axis
@@ -51,7 +48,10 @@ def read_gradient_check(outdir) -> dict:
 
 
 def gradient_plot(check: dict):
+    import matplotlib.pyplot as plt  # here: writing the check (every run) must not import matplotlib
+
     from nestgrad.likelihoods.gradcheck import relative_error
+    from nestgrad.sampler.plots import POSTERIOR_COLOR, REFERENCE_COLOR, TRUTH_COLOR
 
     params = check["params"]
     d = len(params)

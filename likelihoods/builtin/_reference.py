@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-from scipy import integrate
 
 
 def log_integral(log_f, low, high, grid=2001, rel=1e-11):
@@ -22,6 +21,8 @@ def log_integral(log_f, low, high, grid=2001, rel=1e-11):
     lo = t[max(peak_index - 2, 0)]
     hi = t[min(peak_index + 2, grid - 1)]
     pieces = [(low, lo), (lo, hi), (hi, high)]
+    from scipy import integrate  # here: importing scipy.integrate costs every run of every built-in 0.5 s
+
     total = 0.0
     for a, b in pieces:
         if b > a:
