@@ -322,6 +322,7 @@ def cmd_plot(args) -> int:
 
 def cmd_list(args) -> int:
     from nestgrad.likelihoods import builtin
+    from nestgrad.sampler.priors import Distribution
 
     for name in builtin.names():
         model = builtin.get(name)
@@ -329,8 +330,7 @@ def cmd_list(args) -> int:
         if model.options:
             print("    options: " + ", ".join(f"{key}={value!r}" for key, value in model.options.items()))
         for param in model.params:
-            family, *numbers = model.priors[param]
-            print(f"    {param:<10} {family}({', '.join(f'{v:g}' for v in numbers)})")
+            print(f"    {param:<10} {Distribution.from_spec(model.priors[param]).describe()}")
         if model.reference_logz is not None:
             print(f"    reference logZ = {model.reference_logz:.4f} ({model.reference_method})")
     return 0

@@ -218,7 +218,7 @@ def test_list_shows_every_builtin(capsys):
     out = capsys.readouterr().out
     for name in builtin.names():
         assert f"{name}:" in out
-    assert "sigma1     uniform(0.01, 0.5)" in out
+    assert "sigma1     uniform(low=0.01, high=0.5)" in out
 
 
 def test_run_without_config_uses_the_embedded_default(nestgrad_inprocess, tmp_path):
