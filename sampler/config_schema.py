@@ -18,7 +18,7 @@ from nestgrad.sampler import priors
 from nestgrad.sampler.config_yaml import ConfigError, key_path, suggest
 
 DTYPES = ("float64", "float32")
-PLOTS = ("corner", "run", "trace", "hmc", "gradient")
+PLOTS = ("corner", "run", "trace", "hmc", "gradient")  # the plot kinds (sampler.plots makes them)
 
 TOP_KEYS = ("name", "likelihood", "params", "sampler", "backend", "dtype", "output")
 LIKELIHOOD_KEYS = ("kernel", "builtin", "options", "gradient", "data")

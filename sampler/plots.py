@@ -16,9 +16,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 
+from nestgrad.sampler.config_schema import PLOTS as PLOT_KINDS  # noqa: E402  (the one list of plot kinds)
 from nestgrad.sampler.priors import bounds_of  # noqa: E402
 
-PLOT_KINDS = ("corner", "run", "trace", "hmc", "gradient")
 STYLE = {
     "font.size": 10, "axes.labelsize": 11, "axes.titlesize": 10, "legend.fontsize": 9,
     "xtick.labelsize": 9, "ytick.labelsize": 9, "figure.dpi": 100, "savefig.dpi": 150,
