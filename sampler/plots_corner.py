@@ -5,12 +5,12 @@ the 2-D histograms are smoothed by one bin before contouring so the contours do 
 """
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 from scipy.ndimage import gaussian_filter
 
-from nestgrad.sampler.plots import POSTERIOR_COLOR, TRUTH_COLOR, label, posterior_range, weighted_quantiles
+from nestgrad.sampler.plots import (POSTERIOR_COLOR, TRUTH_COLOR, label, new_figure, posterior_range,
+                                    weighted_quantiles)
 
 MAX_PARAMS = 10   # beyond this a corner plot is unreadable: the first MAX_PARAMS are shown
 BINS_1D, BINS_2D = 30, 30
@@ -20,17 +20,14 @@ LEVELS = (0.6827, 0.9545)
 def corner_plot(results):
     d = min(len(results.params), MAX_PARAMS)
     size = max(2.0, min(2.4, 12.0 / d))
-    figure, axes = plt.subplots(d, d, figsize=(size * d + 0.6, size * d + 0.6), squeeze=False,
-                                constrained_layout=True)
+    figure = new_figure(figsize=(size * d + 0.6, size * d + 0.6), constrained_layout=True)
+    grid = figure.add_gridspec(d, d)
     theta, weights = results.dead.theta, np.asarray(results.weights, dtype=float)
     ranges = [posterior_range(results, j) for j in range(d)]
     truths = results.truths or {}
     for row in range(d):
-        for col in range(d):
-            ax = axes[row, col]
-            if col > row:
-                ax.set_visible(False)
-                continue
+        for col in range(row + 1):  # the lower triangle only: empty panels cost layout time too
+            ax = figure.add_subplot(grid[row, col])
             if row == col:
                 _marginal(ax, theta[:, col], weights, ranges[col], truths.get(results.params[col]))
                 _title(ax, results, col)

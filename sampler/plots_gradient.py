@@ -48,10 +48,8 @@ def read_gradient_check(outdir) -> dict:
 
 
 def gradient_plot(check: dict):
-    import matplotlib.pyplot as plt  # here: writing the check (every run) must not import matplotlib
-
     from nestgrad.likelihoods.gradcheck import relative_error
-    from nestgrad.sampler.plots import POSTERIOR_COLOR, REFERENCE_COLOR, TRUTH_COLOR
+    from nestgrad.sampler.plots import POSTERIOR_COLOR, REFERENCE_COLOR, TRUTH_COLOR, subplots
 
     params = check["params"]
     d = len(params)
@@ -62,7 +60,7 @@ def gradient_plot(check: dict):
         analytic = check["analytic"][finite]
         series += [("analytic vs finite differences", relative_error(analytic, fd), TRUTH_COLOR, "^"),
                    ("AD vs analytic", relative_error(ad, analytic), REFERENCE_COLOR, "s")]
-    figure, ax = plt.subplots(figsize=(max(5.0, 1.0 + 0.9 * d), 4.2), constrained_layout=True)
+    figure, ax = subplots(figsize=(max(5.0, 1.0 + 0.9 * d), 4.2), constrained_layout=True)
     offsets = np.linspace(-0.2, 0.2, len(series)) if len(series) > 1 else [0.0]
     rng = np.random.default_rng(0)
     for (text, errors, color, marker), offset in zip(series, offsets):

@@ -6,17 +6,16 @@ per iteration grow when trajectories get longer.
 """
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 
-from nestgrad.sampler.plots import POSTERIOR_COLOR, TRUTH_COLOR
+from nestgrad.sampler.plots import POSTERIOR_COLOR, TRUTH_COLOR, subplots
 
 
 def hmc_plot(results):
     diag = results.diagnostics
     niter = len(np.asarray(diag.get("logl_star", diag.get("step_size", []))))
     it = np.arange(1, niter + 1)
-    figure, axes = plt.subplots(3, 2, figsize=(10.0, 9.5), sharex=True, constrained_layout=True)
+    figure, axes = subplots(3, 2, figsize=(10.0, 9.5), sharex=True, constrained_layout=True)
 
     ax = axes[0, 0]
     _series(ax, it, diag, "step_size", POSTERIOR_COLOR, "step size")

@@ -6,12 +6,14 @@ simulated shrinkage: log t_i = log(U_i) / n_i, the same model that gives logz_er
 """
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
+import matplotlib
 import numpy as np
 
-from nestgrad.sampler.plots import POSTERIOR_COLOR, REFERENCE_COLOR, TRUTH_COLOR, label, minus_log_x, posterior_range
+from nestgrad.sampler.plots import (POSTERIOR_COLOR, REFERENCE_COLOR, TRUTH_COLOR, label, minus_log_x,
+                                    posterior_range, subplots)
 
 NDRAWS = 100   # simulated shrinkage sequences for the evidence band
+TRACE_LEVELS = 8  # colour bands of posterior weight in the trace plot
 
 
 def run_plot(results, seed: int = 0):
@@ -21,7 +23,7 @@ def run_plot(results, seed: int = 0):
     counts = live_counts(logl, results.dead.logl_birth)
     x = np.cumsum(1.0 / counts)
     weights = np.asarray(results.weights, dtype=float)
-    figure, axes = plt.subplots(4, 1, figsize=(7.0, 8.5), sharex=True, constrained_layout=True)
+    figure, axes = subplots(4, 1, figsize=(7.0, 8.5), sharex=True, constrained_layout=True)
 
     axes[0].plot(x, counts, color="0.3", lw=0.8)
     axes[0].set_ylabel("live points")
@@ -91,11 +93,16 @@ def trace_plot(results, max_params: int = 16):
     d = min(len(results.params), max_params)
     ncols = 1 if d <= 4 else 2
     nrows = int(np.ceil(d / ncols))
-    figure, axes = plt.subplots(nrows, ncols, figsize=(7.0 if ncols == 1 else 10.0, 1.9 * nrows + 0.8),
+    figure, axes = subplots(nrows, ncols, figsize=(7.0 if ncols == 1 else 10.0, 1.9 * nrows + 0.8),
                                 sharex=True, squeeze=False, constrained_layout=True)
     x = minus_log_x(results)
     weights = np.asarray(results.weights, dtype=float)
-    order = np.argsort(weights)  # heavy points drawn last, on top
+    # Points coloured by posterior weight in TRACE_LEVELS bands, one marker line per band, heavy bands drawn
+    # last (on top): a single-colour marker line is drawn (and written to the PDF) many times faster than a
+    # scatter with a colour per point.
+    cmap = matplotlib.colormaps["viridis"]
+    band = np.minimum((weights / weights.max() * TRACE_LEVELS).astype(int), TRACE_LEVELS - 1)
+    members = [np.flatnonzero(band == b) for b in range(TRACE_LEVELS)]
     truths = results.truths or {}
     for j in range(nrows * ncols):
         ax = axes[j // ncols, j % ncols]
@@ -103,8 +110,10 @@ def trace_plot(results, max_params: int = 16):
             ax.set_visible(False)
             continue
         name = results.params[j]
-        points = ax.scatter(x[order], results.dead.theta[order, j], c=weights[order] / weights.max(), s=3,
-                            cmap="viridis", vmin=0, vmax=1, rasterized=True)
+        for b, index in enumerate(members):
+            if index.size:
+                ax.plot(x[index], results.dead.theta[index, j], ls="", marker="o", ms=1.7, mew=0,
+                        color=cmap((b + 0.5) / TRACE_LEVELS))
         if name in truths:
             ax.axhline(truths[name], color=TRUTH_COLOR, lw=1.0, ls="--")
         lo, hi = results.dead.theta[:, j].min(), results.dead.theta[:, j].max()
@@ -113,7 +122,9 @@ def trace_plot(results, max_params: int = 16):
         ax.set_ylabel(label(results, name))
         if j // ncols == nrows - 1 or j + ncols >= d:
             ax.set_xlabel(r"$-\log X$")
-    figure.colorbar(points, ax=axes, label="posterior weight (scaled to max 1)", shrink=0.8)
+    levels = np.linspace(0.0, 1.0, TRACE_LEVELS + 1)
+    scale = matplotlib.cm.ScalarMappable(matplotlib.colors.BoundaryNorm(levels, cmap.N), cmap)
+    figure.colorbar(scale, ax=axes, label="posterior weight (scaled to max 1)", shrink=0.8)
     title = f"{results.name}: dead points against enclosed prior volume"
     if len(results.params) > d:
         title += f" (first {d} of {len(results.params)} parameters)"
