@@ -15,11 +15,11 @@ def hmc_plot(results):
     diag = results.diagnostics
     niter = len(np.asarray(diag.get("logl_star", diag.get("step_size", []))))
     it = np.arange(1, niter + 1)
-    figure, axes = subplots(3, 2, figsize=(10.0, 9.5), sharex=True, constrained_layout=True)
+    figure, axes = subplots(3, 2, figsize=(10.0, 9.5), sharex=True, margins=(0.85, 0.75, 0.4, 0.55, 1.05, 0.15))
 
     ax = axes[0, 0]
     _series(ax, it, diag, "step_size", POSTERIOR_COLOR, "step size")
-    ax.set_yscale("log")
+    _log_axis(ax)
     ax.set_ylabel("step size (whitened units)")
 
     ax = axes[0, 1]
@@ -52,7 +52,7 @@ def hmc_plot(results):
     ax.set_ylabel("evaluations per iteration")
     counts = [np.asarray(line.get_ydata(), dtype=float) for line in ax.get_lines()]
     if counts and min(c.min() for c in counts) > 0 and max(c.max() for c in counts) > 20 * min(c.min() for c in counts):
-        ax.set_yscale("log")  # only when the counts span more than a decade and a bit
+        _log_axis(ax)  # only when the counts span more than a decade and a bit
     ax.set_ylim(bottom=0 if ax.get_yscale() == "linear" else None)
     ax.legend(loc="best")
 
@@ -94,6 +94,18 @@ def _series(ax, it, diag, key, color, text):
     if values.ndim == 1 and values.size == it.size and values.size:
         ax.plot(it, values, color=color, lw=0.6, alpha=0.3)
         ax.plot(it, running_median(values), color=color, lw=1.5, label=text)
+
+
+def _log_axis(ax):
+    """Log scale with plain-number tick labels (0.4, 1000): matplotlib's default 10^k labels are typeset by
+    mathtext, one parse per label and output format."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.set_yscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    low, high = ax.get_ylim()
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain if high < 10 * low else NullFormatter())  # minor labels within a decade
 
 
 def running_median(values, window=None):

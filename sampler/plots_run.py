@@ -23,7 +23,7 @@ def run_plot(results, seed: int = 0):
     counts = live_counts(logl, results.dead.logl_birth)
     x = np.cumsum(1.0 / counts)
     weights = np.asarray(results.weights, dtype=float)
-    figure, axes = subplots(4, 1, figsize=(7.0, 8.5), sharex=True, constrained_layout=True)
+    figure, axes = subplots(4, 1, figsize=(7.0, 8.5), sharex=True, margins=(1.0, 0.2, 0.4, 0.55, 0.0, 0.12))
 
     axes[0].plot(x, counts, color="0.3", lw=0.8)
     axes[0].set_ylabel("live points")
@@ -94,7 +94,7 @@ def trace_plot(results, max_params: int = 16):
     ncols = 1 if d <= 4 else 2
     nrows = int(np.ceil(d / ncols))
     figure, axes = subplots(nrows, ncols, figsize=(7.0 if ncols == 1 else 10.0, 1.9 * nrows + 0.8),
-                                sharex=True, squeeze=False, constrained_layout=True)
+                            sharex=True, squeeze=False, margins=(0.85, 0.1, 0.4, 0.55, 0.9, 0.12))
     x = minus_log_x(results)
     weights = np.asarray(results.weights, dtype=float)
     # Points coloured by posterior weight in TRACE_LEVELS bands, one marker line per band, heavy bands drawn
