@@ -1,6 +1,6 @@
 """nestgrad's differentiator: source-to-source reverse mode for per-sample Python kernels (CPU and CUDA).
 
-``ad.differentiate(fn, wrt="theta")`` → ``ad.Derivative`` (see DESIGN.md and docs/internals.md §1).
+``ad.differentiate(fn, wrt="theta")`` → ``ad.Derivative`` (docs/api.md; the passes in docs/internals.md).
 """
 
 if __name__ == "ad":  # imported by its pre-package name from a source checkout: become nestgrad.ad

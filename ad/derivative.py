@@ -31,7 +31,7 @@ def _dtype_name(dtype):
 
 
 class Kernels:
-    """Compiled per-sample functions of one target and dtype (attributes named as in docs/internals.md §1)."""
+    """Compiled per-sample functions of one target and dtype (attributes named as in docs/internals.md, section "ad")."""
 
     def __init__(self, module, names, source, dtype, needs_scratch):
         self.source = source
@@ -46,7 +46,7 @@ class Kernels:
 
 
 class Derivative:
-    """The generated primal and adjoint of one kernel; see DESIGN.md and docs/internals.md §1."""
+    """The generated primal and adjoint of one kernel; docs/internals.md, section "ad"."""
 
     def __init__(self, src, wrt="theta"):
         self._src = src

@@ -1,7 +1,7 @@
 """Batched per-sample log-likelihood kernels on CPU (numba) and GPU (numba-cuda), with built-in test problems.
 
 ``Likelihood(fn, params, data, backend="cpu", dtype=None, gradient=None)`` wraps a per-sample kernel
-``fn(theta, *data)``; ``likelihoods.builtin`` holds ready-made problems. See docs/internals.md §2.
+``fn(theta, *data)``; ``likelihoods.builtin`` holds ready-made problems. See docs/internals.md, section "likelihoods".
 """
 
 if __name__ == "likelihoods":  # imported by its pre-package name from a source checkout: become nestgrad.likelihoods

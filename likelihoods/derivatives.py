@@ -1,7 +1,7 @@
 """Where the per-sample functions come from.
 
 ``from_kernel`` asks ``ad`` to differentiate the user's kernel (the normal path). ``AnalyticDerivative``
-offers the same interface (docs/internals.md §1) built from a kernel and a hand-written gradient instead; the
+offers the same interface (docs/internals.md, section "ad") built from a kernel and a hand-written gradient instead; the
 benchmark uses it as the hand-written baseline and the backend tests use it to exercise the batch drivers
 independently of ``ad``.
 """
@@ -11,7 +11,7 @@ import types
 
 from .errors import LikelihoodError
 
-# DESIGN.md: fastmath without nnan/ninf, so bad samples stay visible as NaN/inf
+# fastmath without nnan/ninf, so bad samples stay visible as NaN/inf
 FASTMATH = frozenset({"reassoc", "contract", "arcp", "nsz", "afn"})
 
 

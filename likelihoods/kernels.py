@@ -1,4 +1,4 @@
-"""The per-sample kernel bundles handed to fused samplers (docs/internals.md §2)."""
+"""The per-sample kernel bundles handed to fused samplers (docs/internals.md, section "likelihoods")."""
 
 from typing import Any, NamedTuple
 

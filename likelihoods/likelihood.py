@@ -53,7 +53,7 @@ class Likelihood:
     def from_derivative(cls, derivative, fn, params, data=None, backend="cpu", dtype=None, gradient=None, *,
                         data_dir=None, draws=None):
         """As the constructor, with per-sample functions from ``derivative`` (any object with the
-        interface of docs/internals.md §1, e.g. :class:`likelihoods.derivatives.AnalyticDerivative`)."""
+        interface of docs/internals.md, section "ad", e.g. :class:`likelihoods.derivatives.AnalyticDerivative`)."""
         self = cls.__new__(cls)
         self._setup(kernel_source.resolve(fn, base_dir=data_dir), derivative, params, data, backend, dtype,
                     gradient, data_dir, draws)

@@ -1,4 +1,4 @@
-"""The seed model of DESIGN.md: two independent Gaussian rows of data, unknown means and widths."""
+"""The seed model of the design (docs/api.md): two independent Gaussian rows of data, unknown means and widths."""
 
 import math
 
