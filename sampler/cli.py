@@ -135,6 +135,11 @@ def cmd_run(args) -> int:
                 print(f"  output: {outdir} (stored results of this finished run; nothing was recomputed)")
             return 0
     problem = cfg.build(config)
+    sampler = cfg.make_sampler(config, problem)
+    clock.lap("setup")
+    # a kernel missing from the cache compiles in a child process while the gradient check runs
+    sampler.prepare(notify=None if args.quiet else _compiling)
+    clock.skip()  # the sampler counts this as compile time
     report = None
     if not args.no_check:
         report = gradient_check(problem, QUICK_CHECK_POINTS, seed=0)
@@ -142,8 +147,8 @@ def cmd_run(args) -> int:
             print(str(report), file=sys.stderr)
             print(f"nestgrad: error: the gradient of {_kernel_name(config)} disagrees with finite differences "
                   f"(table above); fix the kernel, or pass --no-check to sample anyway", file=sys.stderr)
+            sampler.cancel()
             return EXIT_GRADIENT
-    sampler = cfg.make_sampler(config, problem)
     _, run_args = cfg.sampler_arguments(config)
     resume_hint = _resume_command(args, config)
     try:
@@ -151,8 +156,7 @@ def cmd_run(args) -> int:
     except OSError as error:
         raise RunFolderError(f"{outdir}: cannot create the output folder ({error.strerror or error})") from None
     clock.lap("setup")
-    if not args.quiet:  # says "compiling ..." (on stderr, terminal or not) when the kernel is not in the cache
-        sampler.compile(notify=lambda text: print(f"nestgrad: {text} ...", file=sys.stderr, flush=True))
+    sampler.compile(notify=None if args.quiet else _compiling)
     try:
         results = sampler.run(checkpoint=str(checkpoint), resume=args.resume,
                               progress=not args.quiet and sys.stderr.isatty(), **run_args)
@@ -197,6 +201,11 @@ def cmd_run(args) -> int:
         print(results.summary())
         print(f"  output: {outdir}")
     return 0
+
+
+def _compiling(text) -> None:
+    """"nestgrad: compiling ..." on stderr, terminal or not (the wait that follows is then explained)."""
+    print(f"nestgrad: {text} ...", file=sys.stderr, flush=True)
 
 
 def config_digest(config) -> str:

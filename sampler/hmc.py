@@ -356,21 +356,24 @@ class CompiledKernel(NamedTuple):
     """advance: ``advance(u_start, ..., stats)`` over all chains (``sampler.hmc_runtime.ChainThreads`` around
     the compiled ``advance_range``); evaluate: njit ``evaluate(thetas, data, theta_buf, out)``; origin: "cache"
     (loaded from numba's cache), "compiled" (a child process compiled it into the cache, then it was loaded)
-    or "in-process" (compiled here, not cached); seconds: time spent getting it."""
+    or "in-process" (compiled here, not cached); seconds: time spent getting it in this call; child_seconds:
+    wall time of the child process that compiled it (from its start, possibly before this call), else None."""
 
     advance: Any
     evaluate: Any
     origin: str
     seconds: float
+    child_seconds: Any = None
 
 
-def compiled_kernel(value, value_and_grad, advance_sig=None, evaluate_sig=None, notify=None):
+def compiled_kernel(value, value_and_grad, advance_sig=None, evaluate_sig=None, notify=None, request=None):
     """The fused CPU kernel for one likelihood (kept per pair of dispatchers for this process).
 
     With the numba signatures of ``advance_range`` and ``evaluate`` it is taken from numba's on-disk cache,
-    compiled there first by a child process when missing (``notify("compiling ...")`` is called then); without
-    them, or when the likelihood's functions cannot be imported by another process, it is compiled in this
-    process against fresh copies of the likelihood's functions, and numba compiles on first call."""
+    compiled there first by a child process when missing (``notify("compiling ...")`` is called then; pass the
+    ``request`` of an earlier ``hmc_cache.begin`` to use a child already started); without them, or when the
+    likelihood's functions cannot be imported by another process, it is compiled in this process against fresh
+    copies of the likelihood's functions, and numba compiles on first call."""
     from .hmc_runtime import ChainThreads
 
     key = (id(value), id(value_and_grad), advance_sig, evaluate_sig)
@@ -378,12 +381,15 @@ def compiled_kernel(value, value_and_grad, advance_sig=None, evaluate_sig=None, 
     if hit is not None and hit[0] is value and hit[1] is value_and_grad:
         return hit[2]
     start = time.perf_counter()
-    loaded = None
+    loaded, child_seconds = None, None
     if advance_sig is not None and evaluate_sig is not None:
         from . import hmc_cache
 
-        loaded = hmc_cache.load(value, value_and_grad, {"advance_range": advance_sig, "evaluate": evaluate_sig},
-                                notify)
+        if request is None:
+            request = hmc_cache.begin(value, value_and_grad,
+                                      {"advance_range": advance_sig, "evaluate": evaluate_sig}, notify)
+        loaded = None if request is None else hmc_cache.finish(request)
+        child_seconds = None if request is None or request.child is None else request.child.seconds
     if loaded is not None:
         functions, origin = loaded
         advance_range, evaluate = functions["advance_range"], functions["evaluate"]
@@ -392,7 +398,8 @@ def compiled_kernel(value, value_and_grad, advance_sig=None, evaluate_sig=None, 
         advance_range, evaluate = _compiled_in_memory(fresh_dispatcher(value, memo),
                                                       fresh_dispatcher(value_and_grad, memo))
         origin = "in-process"
-    kernel = CompiledKernel(ChainThreads(advance_range), evaluate, origin, time.perf_counter() - start)
+    kernel = CompiledKernel(ChainThreads(advance_range), evaluate, origin, time.perf_counter() - start,
+                            child_seconds)
     _KERNEL_CACHE[key] = (value, value_and_grad, kernel)
     return kernel
 

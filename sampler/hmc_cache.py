@@ -27,6 +27,8 @@ import os
 import pickle
 import subprocess
 import sys
+import tempfile
+import time
 import types
 import warnings
 
@@ -238,25 +240,56 @@ def _load_all(module, signatures):
     return all(_load_cached(getattr(module, name), signature) for name, signature in signatures.items())
 
 
-def compile_in_child(module, signatures):
-    """Run a child Python that imports ``module`` (by its file) and compiles ``signatures`` into numba's cache.
-    Returns the child's error text, or None."""
-    request = {"sys_path": list(sys.path), "name": module.__name__, "file": module.__file__,
-               "signatures": signatures}
-    env = dict(os.environ)
-    env.pop("NUMBA_DISABLE_JIT", None)
-    try:
-        done = subprocess.run([sys.executable, "-c", "from nestgrad.sampler.hmc_cache import child_main; child_main()"],
-                              input=pickle.dumps(request), capture_output=True, env=env, timeout=CHILD_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return str(error)
-    if done.returncode != 0:
-        return done.stderr.decode(errors="replace")[-2000:] or f"exit status {done.returncode}"
-    return None
+class CompileChild:
+    """A child Python that imports the kernel module (by its file) and compiles ``signatures`` into numba's
+    cache; it runs while the parent goes on (the CLI's gradient check, on the second core)."""
+
+    def __init__(self, module, signatures):
+        request = {"sys_path": list(sys.path), "name": module.__name__, "file": module.__file__,
+                   "signatures": signatures}
+        env = dict(os.environ)
+        env.pop("NUMBA_DISABLE_JIT", None)
+        self.started = time.perf_counter()
+        self.seconds = None
+        self._stderr = tempfile.TemporaryFile()  # a file, not a pipe: the parent may not read for a while
+        self.error = None
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", "from nestgrad.sampler.hmc_cache import child_main; child_main()"],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._stderr, env=env)
+            with self._process.stdin as stdin:
+                stdin.write(pickle.dumps(request))
+        except OSError as error:
+            self._process, self.error = None, str(error)
+
+    def cancel(self):
+        """Stop the child (its work is not needed after all); nothing half-written stays in numba's cache,
+        which writes each entry to a temporary file and renames it when complete."""
+        if self._process is not None and self.seconds is None:
+            self._process.kill()
+            self._process.wait()
+            self.seconds, self.error = time.perf_counter() - self.started, "cancelled"
+            self._stderr.close()
+
+    def wait(self):
+        """The child's error text, or None once it has compiled everything."""
+        if self._process is not None and self.seconds is None:
+            try:
+                status = self._process.wait(timeout=max(1.0, CHILD_TIMEOUT_S - (time.perf_counter() - self.started)))
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                status = self._process.wait()
+                self.error = f"no result after {CHILD_TIMEOUT_S} s"
+            self.seconds = time.perf_counter() - self.started
+            if status != 0 and self.error is None:
+                self._stderr.seek(0)
+                self.error = self._stderr.read().decode(errors="replace")[-2000:] or f"exit status {status}"
+            self._stderr.close()
+        return self.error
 
 
 def child_main():
-    """The child's side of :func:`compile_in_child` (reads the request from stdin)."""
+    """The child's side of :class:`CompileChild` (reads the request from stdin)."""
     request = pickle.loads(sys.stdin.buffer.read())  # written by our own parent process a moment ago
     sys.path[:] = request["sys_path"]
     module = import_plan([(request["name"], request["file"], False)])[request["name"]]
@@ -264,10 +297,19 @@ def child_main():
         getattr(module, name).compile(signature)
 
 
-def load(value, value_and_grad, signatures, notify=None):
-    """``({name: dispatcher}, origin)`` with ``signatures`` ({"advance_range": ..., "evaluate": ...}) loaded
-    from numba's cache, origin "cache" or "compiled" (a child compiled them first); None when the kernel
-    cannot be cached (the caller compiles it in this process)."""
+class KernelRequest:
+    """The kernel module's ``functions`` (name -> dispatcher) for ``signatures``: already loaded from the cache
+    (``child`` None), or being compiled by ``child`` (a :class:`CompileChild`)."""
+
+    def __init__(self, module, signatures, child):
+        self.module, self.signatures, self.child = module, signatures, child
+        self.functions = {name: getattr(module, name) for name in signatures}
+
+
+def begin(value, value_and_grad, signatures, notify=None):
+    """Load ``signatures`` ({"advance_range": ..., "evaluate": ...}) of this likelihood's kernel from numba's
+    cache, or start a child process compiling them (``notify("compiling ...")`` is called then); None when the
+    kernel cannot be cached (the caller compiles it in this process). :func:`finish` completes it."""
     import numba
 
     if numba.config.DISABLE_JIT:
@@ -279,16 +321,29 @@ def load(value, value_and_grad, signatures, notify=None):
         module = kernel_module(text)
     except (OSError, ImportError):
         return None
-    functions = {name: getattr(module, name) for name in signatures}
     if _load_all(module, signatures):
-        return functions, "cache"
+        return KernelRequest(module, signatures, None)
     if notify is not None:
         notify("compiling the sampler's chain kernel for this likelihood (once: later runs load it from the cache)")
-    error = compile_in_child(module, signatures)
-    if error is None and _load_all(module, signatures):
-        return functions, "compiled"
+    return KernelRequest(module, signatures, CompileChild(module, signatures))
+
+
+def finish(request):
+    """``({name: dispatcher}, origin)`` for a :func:`begin` request, origin "cache" or "compiled" (after waiting
+    for the child); None, with a :class:`KernelCacheWarning`, when the child could not put it in the cache."""
+    if request.child is None:
+        return request.functions, "cache"
+    error = request.child.wait()
+    if error is None and _load_all(request.module, request.signatures):
+        return request.functions, "compiled"
     reason = (error or "numba did not write it to its cache").strip().splitlines()[-1]
     warnings.warn(f"the sampler's chain kernel could not be cached ({reason}); it is compiled in this process, "
                   f"and runs started or resumed with a cached kernel may differ from this one in the last bits",
                   KernelCacheWarning, stacklevel=4)
     return None
+
+
+def load(value, value_and_grad, signatures, notify=None):
+    """:func:`begin` and :func:`finish` in one: ``({name: dispatcher}, origin)`` or None."""
+    request = begin(value, value_and_grad, signatures, notify)
+    return None if request is None else finish(request)

@@ -97,7 +97,8 @@ class NestedSampler:
         self.backend = _choose_backend(backend, likelihood)
         self.name = name or getattr(likelihood, "name", None) or "nestgrad"
         self.kernels = likelihood.cuda_kernels() if self.backend == "gpu" else likelihood.cpu_kernels()
-        self._proposal = None
+        self._proposal = self._request = self._warm = self._workspace = None
+        self._prepare_seconds = 0.0
         self.compile_info = None
 
     # --- settings and compilation ----------------------------------------------------------------------------
@@ -114,26 +115,64 @@ class NestedSampler:
         self._build(notify)
         return self
 
+    def prepare(self, notify=None) -> "NestedSampler":
+        """Start getting the chain kernel ready without waiting: load it from the cache, or start the child
+        process that compiles it (``notify("compiling ...")``), so that the caller's own work (the CLI's
+        gradient check) overlaps the compilation; :meth:`compile` or :meth:`run` then wait for it."""
+        if self.backend != "gpu" and self._proposal is None and self._request is None:
+            from . import hmc_cache
+
+            start = time.perf_counter()
+            kern = self.kernels
+            advance_sig, evaluate_sig = self._signatures()
+            self._request = hmc_cache.begin(kern.value, kern.value_and_grad,
+                                            {"advance_range": advance_sig, "evaluate": evaluate_sig}, notify)
+            self._prepare_seconds = time.perf_counter() - start
+        return self
+
+    def cancel(self) -> None:
+        """Stop a compilation :meth:`prepare` started (the run will not happen)."""
+        if self._request is not None and self._request.child is not None:
+            self._request.child.cancel()
+        self._request = None
+
+    def _warm_up(self):
+        """``(chain kernel arguments, batch evaluator arguments)`` for a zero-step warm-up call (nothing of the
+        run's randomness is used); their types are the run's."""
+        if self._warm is None:
+            kern = self.kernels
+            dtype = np.dtype(kern.dtype)
+            self._workspace = ChainWorkspace(self.k, self.ndim, dtype, kern.scratch_size)
+            u0 = np.full((self.k, self.ndim), 0.5)
+            warm_geometry = geo.build(np.random.default_rng(0).random((4 * self.ndim + 4, self.ndim)),
+                                      np.zeros(4 * self.ndim + 4, np.int64), self.dense)
+            ctrl = np.array([0, 1, 0, int(self.dense)], np.int64)
+            advance = (u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), ctrl,
+                       seed_chain_states(np.random.default_rng(0), self.k), kern.data, self.prior.codes,
+                       self.prior.args, *warm_geometry[:5], *self._workspace.arrays())
+            evaluate = (np.full((1, self.ndim), 0.5), kern.data, np.empty((1, self.ndim), dtype), np.empty(1))
+            self._warm = (advance, evaluate)
+        return self._warm
+
+    def _signatures(self):
+        """numba signatures of the CPU kernel's ``advance_range(start, stride, ...)`` and ``evaluate``."""
+        from numba import typeof
+
+        advance, evaluate = self._warm_up()
+        return tuple(typeof(a) for a in (0, 1) + advance), tuple(typeof(a) for a in evaluate)
+
     def _build(self, notify=None):
-        """Load (or compile) the fused chain kernel and the batch evaluator once; the time it took, and whether
-        the kernel came from the cache, go to ``self.compile_info``."""
+        """Load (or compile) the fused chain kernel and the batch evaluator once; the time it took (here and in
+        :meth:`prepare`), where the kernel came from and how long a child process took to compile it go to
+        ``self.compile_info``."""
         if self._proposal is not None:
             return self._proposal
         start = time.perf_counter()
         kern = self.kernels
         dtype = np.dtype(kern.dtype)
-        ws = ChainWorkspace(self.k, self.ndim, dtype, kern.scratch_size)
         codes, args = self.prior.codes, self.prior.args
-        # Warm-up arguments (zero steps: nothing of the run's randomness is used); their types are the run's.
-        u0 = np.full((self.k, self.ndim), 0.5)
-        warm_geometry = geo.build(np.random.default_rng(0).random((4 * self.ndim + 4, self.ndim)),
-                                  np.zeros(4 * self.ndim + 4, np.int64), self.dense)
-        ctrl = np.array([0, 1, 0, int(self.dense)], np.int64)
-        warm = (u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), ctrl,
-                seed_chain_states(np.random.default_rng(0), self.k), kern.data, codes, args, *warm_geometry[:5],
-                *ws.arrays())
-        warm_evaluate = (np.full((1, self.ndim), 0.5), kern.data, np.empty((1, self.ndim), dtype), np.empty(1))
-        origin = "gpu"
+        warm, warm_evaluate = self._warm_up()
+        origin, child_seconds = "gpu", None
         if self.backend == "gpu":
             from .hmc_gpu import GpuChainKernel
             advance = GpuChainKernel(kern, codes, args, self.k, self.ndim)
@@ -142,17 +181,18 @@ class NestedSampler:
             def evaluate(thetas, data, theta_buf, out):
                 out[:] = like.logl(np.ascontiguousarray(thetas, dtype=dtype))
         else:
-            from numba import typeof
-
-            kernel = compiled_kernel(kern.value, kern.value_and_grad,
-                                     advance_sig=tuple(typeof(a) for a in (0, 1) + warm),
-                                     evaluate_sig=tuple(typeof(a) for a in warm_evaluate), notify=notify)
+            advance_sig, evaluate_sig = self._signatures()
+            kernel = compiled_kernel(kern.value, kern.value_and_grad, advance_sig=advance_sig,
+                                     evaluate_sig=evaluate_sig, notify=notify, request=self._request)
             advance, evaluate, origin = AdaptiveThreads(kernel.advance), kernel.evaluate, kernel.origin
+            child_seconds = kernel.child_seconds
         getattr(advance, "advance", advance)(*warm)  # compiles here when the kernel was not loaded
         evaluate(*warm_evaluate)
         self._evaluate = evaluate
-        self._proposal = Proposal(advance, ws, kern.data, codes, args, self.k, self.nlive, self.dense)
-        self.compile_info = {"seconds": time.perf_counter() - start, "kernel": origin}
+        self._proposal = Proposal(advance, self._workspace, kern.data, codes, args, self.k, self.nlive, self.dense)
+        self.compile_info = {"seconds": time.perf_counter() - start + self._prepare_seconds, "kernel": origin}
+        if child_seconds is not None:
+            self.compile_info["child"] = child_seconds
         return self._proposal
 
     # --- initial live points ---------------------------------------------------------------------------------
@@ -251,6 +291,7 @@ class NestedSampler:
         record.wall_time += t_end - t_start
         results = self._results(state, record, settings)
         results.timing = {"compile": self.compile_info["seconds"], "kernel": self.compile_info["kernel"],
+                          **({"compile_child": self.compile_info["child"]} if "child" in self.compile_info else {}),
                           "sampling": t_end - t_start, "evidence": time.perf_counter() - t_end}
         return results
 

@@ -2,7 +2,9 @@
 
 Stages, in seconds: ``startup`` (process start to the command starting: interpreter and imports), ``setup``
 (config, likelihood, gradient check; compiles the likelihood's own functions on a cold cache), ``compile``
-(the sampler's chain kernel: loaded from the cache, or compiled; ``kernel`` says which), ``sampling``, ``evidence``
+(waiting for the sampler's chain kernel: loaded from the cache, or compiled; ``kernel`` says which, and
+``compile_child`` is the wall time of the child process that compiled it, which starts during ``setup``, so it
+overlaps that stage), ``sampling``, ``evidence``
 (evidence, errors and samples from the dead points), ``output`` (the run folder's files), ``plots``; ``total`` is
 process start to the last stage's end, so it includes what falls between the stages.
 """
@@ -53,7 +55,7 @@ class StageClock:
         """These stages, the ``measured`` ones (the sampler's) and ``total`` (process start to now), in
         :data:`STAGES` order."""
         timing = {**self.timing, **measured, "total": time.perf_counter() - self._origin}
-        order = [*STAGES[:3], "kernel", *STAGES[3:], "total"]
+        order = [*STAGES[:3], "kernel", "compile_child", *STAGES[3:], "total"]
         return {key: timing[key] for key in sorted(timing, key=lambda k: order.index(k) if k in order else 99)}
 
 
@@ -64,7 +66,10 @@ def describe(timing: dict) -> str:
         if stage in timing:
             text = f"{stage} {timing[stage]:.2f}"
             if stage == "compile" and timing.get("kernel") in KERNEL_ORIGINS:
-                text += f" ({KERNEL_ORIGINS[timing['kernel']]})"
+                child = timing.get("compile_child")
+                text += (f" ({KERNEL_ORIGINS[timing['kernel']]}"
+                         + (f"; the compiling process ran {child:.2f} s from before setup ended" if child else "")
+                         + ")")
             parts.append(text)
     total = timing.get("total")
     head = f"wall time {total:.2f} s" if total is not None else "wall time (s)"
