@@ -63,7 +63,10 @@ def test_unequal_mixture_mode_weights_and_evidence():
         weights = problem.mode_weights(res.dead.theta, res.weights)
         assert np.all(np.abs(weights - problem.weights) < 0.1), weights
         assert abs(p) < 3.5
-        masses = sorted(c["mass"] for c in res.clusters)  # the posterior's modes, found by clustering
+        # The posterior's modes, found by clustering the equal-weight samples. A handful of samples in a mode's
+        # tail (6 of 2000 where counted) can form a component of their own, of mass 0.0006-0.007: seed 10 of 20
+        # with the old step-size target (outside fraction 0.2), seeds 1, 7, 11, 12 of 20 with the current one.
+        masses = sorted(c["mass"] for c in res.clusters if c["mass"] > 0.01)
         assert len(masses) == 3 and np.all(np.abs(np.array(masses) - [0.1, 0.3, 0.6]) < 0.1), res.clusters
 
 
@@ -92,6 +95,17 @@ def test_insertion_ranks_are_uniform_on_a_correlated_gaussian_and_a_mixture():
         ranks = insertion_ranks(problem, seed=1)
         assert ranks.size > 1000
         assert stats.kstest(ranks, "uniform").pvalue > 1e-3, problem.name
+
+
+def test_heavy_tailed_cauchy_evidence_over_seeds():
+    """Star-shaped contours with narrow arms (product of Cauchy densities): chains that crawl leave the live
+    set's memory across iterations, which no single run shows (insertion ranks stay uniform) but the seed
+    scatter of logZ does. At nlive 200, seeds 0-11: with the old step-size target (outside fraction 0.2) rms pull
+    2.00 and error / scatter 0.53; with the current defaults 0.91 and 1.21. Simulated normal pulls: 12 correct
+    runs fail one of the two bounds with probability 0.03, runs whose scatter is twice their error with 0.87."""
+    problem = cauchy(6, width=0.05)
+    _, pull, logz, err = pulls(problem, range(12), nlive=200)
+    _check_pull_distribution(pull, logz, err)
 
 
 def test_plateau_evidence_against_the_analytic_value():
