@@ -31,7 +31,7 @@ def hmc_plot(results):
         ax.axhline(float(target), color="0.3", lw=0.8, ls="--", label="tuning target")
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("fraction per iteration")
-    ax.legend(loc="best")
+    _legend(ax, "best")
 
     ax = axes[1, 0]
     per_chain = np.asarray(diag.get("reflections_per_chain", []), dtype=float)
@@ -44,7 +44,7 @@ def hmc_plot(results):
     else:
         _series(ax, it, diag, "reflections", POSTERIOR_COLOR, "mean per chain")
     ax.set_ylabel("reflections per chain")
-    ax.legend(loc="best")
+    _legend(ax, "best")
 
     ax = axes[1, 1]
     _series(ax, it, diag, "nlike", POSTERIOR_COLOR, "likelihood values")
@@ -54,7 +54,7 @@ def hmc_plot(results):
     if counts and min(c.min() for c in counts) > 0 and max(c.max() for c in counts) > 20 * min(c.min() for c in counts):
         _log_axis(ax)  # only when the counts span more than a decade and a bit
     ax.set_ylim(bottom=0 if ax.get_yscale() == "linear" else None)
-    ax.legend(loc="best")
+    _legend(ax, "best")
 
     hmc = (results.settings or {}).get("hmc", {})
     hmc = hmc if isinstance(hmc, dict) else {}
@@ -65,7 +65,7 @@ def hmc_plot(results):
         ax.axhline(float(hmc["target_correlation"]), color="0.3", lw=0.8, ls="--", label="lengthen above")
     ax.set_ylabel("start-end correlation of chains")
     ax.set_xlabel("iteration")
-    ax.legend(loc="best")
+    _legend(ax, "best")
 
     ax = axes[2, 1]
     _series(ax, it, diag, "n_steps", POSTERIOR_COLOR, "steps per trajectory")
@@ -78,7 +78,7 @@ def hmc_plot(results):
         twin.set_ylabel("jump acceptance", color=TRUTH_COLOR)
     ax.set_ylabel("steps per trajectory")
     ax.set_xlabel("iteration")
-    ax.legend(loc="upper left")
+    _legend(ax, "upper left")
 
     settings = results.settings or {}
     k = _chains(settings)
@@ -121,3 +121,9 @@ def _chains(settings) -> int | None:
     if nlive and fraction:
         return max(1, int(round(nlive * fraction)))
     return None
+
+
+def _legend(ax, loc):
+    # a run folder read from text may lack some series: no legend rather than an empty one and a warning
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc=loc)
