@@ -1,0 +1,40 @@
+"""nestgrad.run refuses bad arguments by name before anything is compiled, and exposes the documented names."""
+import pytest
+
+import nestgrad as ng
+from nestgrad.sampler.priors import PriorError
+
+
+def kernel(theta, x):
+    return -0.5 * (theta[0] - x) ** 2
+
+
+def test_public_names_resolve():
+    for name in ng.__all__:
+        assert getattr(ng, name) is not None
+    assert ng.Prior is ng.priors.Prior and callable(ng.run) and callable(ng.differentiate)
+    with pytest.raises(AttributeError):
+        ng.no_such_name  # noqa: B018
+
+
+def test_unknown_setting_is_named():
+    with pytest.raises(TypeError, match="nlife"):
+        ng.run(kernel, {"a": {"prior": "uniform", "low": 0, "high": 1}}, {"x": 0.5}, nlife=100)
+
+
+@pytest.mark.parametrize("params, needle", [
+    ({"a": {"low": 0, "high": 1}}, "'prior' key"),
+    ({"a": {"prior": "unifrom", "low": 0, "high": 1}}, "unifrom"),
+    ({"a": {"prior": "uniform", "low": 1, "high": 0}}, "low < high"),
+    ({"a": 3.0}, "prior spec"),
+])
+def test_bad_prior_spec_names_the_parameter(params, needle):
+    with pytest.raises(PriorError, match=needle) as error:
+        ng.run(kernel, params, {"x": 0.5}, backend="python")
+    assert str(error.value).startswith("parameter 'a': ")
+
+
+def test_spec_dicts_keep_labels_and_order():
+    prior = ng.Prior.from_spec({"b": {"prior": "normal", "mu": 0, "sigma": 2, "latex": r"\beta"},
+                                "a": ng.priors.Uniform(0, 1)})
+    assert prior.names == ["b", "a"] and prior.latex == {"b": r"\beta"}
