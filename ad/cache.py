@@ -12,7 +12,7 @@ import pathlib
 import sys
 import tempfile
 
-VERSION = "0.1.0"
+from nestgrad import __version__ as VERSION
 
 
 def cache_dir():
@@ -44,15 +44,22 @@ def module_path(kernel_name, digest):
     return cache_dir() / f"{safe}_{digest}.py"
 
 
+def text_digest(text):
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
 def load_module(kernel_name, digest, text):
-    """Write ``text`` (if the file is missing or differs) and import it under a unique module name."""
+    """Write ``text`` (if the file is missing or differs) and import it under a unique module name.
+
+    The one writer of generated modules: ad's per-sample functions, likelihoods' batch drivers and the sampler's
+    chain kernel all come through here (``digest=text_digest(text)`` when the text is its own key)."""
     path = module_path(kernel_name, digest)
     modname = f"nestgrad_generated_{path.stem}"
     if modname in sys.modules:
         return sys.modules[modname]
-    if not path.exists() or path.read_text() != text:
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
         tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(text)
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)  # atomic: a concurrent process never imports a half-written file
     spec = importlib.util.spec_from_file_location(modname, path)
     module = importlib.util.module_from_spec(spec)

@@ -9,10 +9,6 @@ not finite) marks the sample bad — its value and gradient become NaN and it is
 log-likelihood (outside the support) and is kept.
 """
 
-import hashlib
-import importlib.util
-import os
-import sys
 
 # One text for the CPU and the GPU drivers, so the sample bookkeeping above is written once. Per target: how
 # the samples are walked ({SAMPLES}), how a bad one is counted ({BAD}), the counter argument ({NBAD}), and the
@@ -115,13 +111,6 @@ def compile_module(source, namespace, filename):
     return namespace
 
 
-def _cache_dir():
-    """Same folder as ad's generated modules ($NESTGRAD_CACHE_DIR, default ~/.cache/nestgrad)."""
-    path = os.environ.get("NESTGRAD_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "nestgrad")
-    os.makedirs(path, exist_ok=True)
-    return path
-
-
 def cpu_module_text(per_sample_module, n_data, fastmath):
     """A driver module that takes the per-sample functions from an already imported generated module and
     compiles the drivers with ``cache=True`` (so a later process reuses their machine code)."""
@@ -140,18 +129,6 @@ def cpu_module_text(per_sample_module, n_data, fastmath):
 
 def load_file_module(stem, text):
     """Write ``text`` to the cache folder under a name that hashes it, import it and return the module."""
-    digest = hashlib.sha256(text.encode()).hexdigest()[:20]
-    name = f"nestgrad_{stem}_{digest}"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = os.path.join(_cache_dir(), name + ".py")
-    if not os.path.exists(path):
-        temporary = f"{path}.tmp{os.getpid()}"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, path)  # atomic: a concurrent process never imports half a file
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    from nestgrad.ad import cache
+
+    return cache.load_module(stem, cache.text_digest(text), text)

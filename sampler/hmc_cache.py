@@ -209,16 +209,9 @@ def import_plan(plan):
 
 def kernel_module(text):
     """Write ``text`` to the cache folder (once; numba's cache is keyed by the file) and import it."""
-    digest = hashlib.sha256(text.encode()).hexdigest()[:20]
-    name = f"nestgrad_hmc_kernel_{digest}"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = cache_dir() / f"hmc_kernel_{digest}.py"
-    if not path.exists() or path.read_text(encoding="utf-8") != text:
-        temporary = path.with_suffix(f".tmp{os.getpid()}")
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)  # atomic: a concurrent process never imports half a file
-    return import_plan([(name, str(path), False)])[name]
+    from nestgrad.ad import cache
+
+    return cache.load_module("hmc_kernel", cache.text_digest(text), text)
 
 
 # --- loading, and compiling in a child ------------------------------------------------------------------------
