@@ -4,7 +4,10 @@ Points uniform inside one connected contour form one component of the mutual kNN
 each is among the other's ``k`` nearest neighbours) with overwhelming probability, while points in separated
 modes share no edge, however few points a mode holds. As in PolyChord, each component is whitened by its own covariance
 and clustered again (recursively), so a mode that only separates after whitening is found too. Components
-smaller than ``min_size`` are joined to the component of their nearest point outside them.
+smaller than ``min_size`` are joined to the component of their nearest point outside them, unless they lie far
+from it (``SEPARATED`` times the typical k-th-neighbour distance): a lone point in the mutual kNN graph is usually
+a point at the edge of its mode (in many dimensions some points are nobody's near neighbour), but one far from
+every other point is the last survivor of a narrow mode, and it needs its own ellipsoid to receive jumps.
 
 Clustering only changes which metric and which bounding ellipsoid a chain uses; every chain stays exactly
 invariant whatever the labels (``sampler.hmc``), so a wrong split costs efficiency, never correctness.
@@ -16,12 +19,18 @@ MAX_DEPTH = 3
 # Smallest group kept as a mode. Small on purpose: a narrow mode holding a few live points needs its own
 # ellipsoid to receive jumps (with mutual kNN, k = 10, uniform balls in 2-30 D were never split in 20 trials each).
 MIN_SIZE = 5
+# A component smaller than MIN_SIZE stays a mode when its nearest outside point is this many times farther than
+# the median k-th-neighbour distance; a point at the edge of a mode has its nearest neighbour within that distance.
+SEPARATED = 3.0
 
 
-def _whiten(points):
+def _whiten(points, full):
+    """Coordinates scaled to unit variance, and decorrelated too when ``full``."""
     centred = points - points.mean(axis=0)
     cov = np.atleast_2d(np.cov(centred, rowvar=False))
     scale = np.sqrt(np.clip(np.diag(cov), 1e-300, None))
+    if not full:
+        return centred / scale
     corr = cov / np.outer(scale, scale) + 1e-9 * np.eye(cov.shape[0])
     try:
         chol = np.linalg.cholesky(corr)
@@ -41,7 +50,8 @@ def _knn_components(white, k):
     # Mutual neighbours only: a small group between two modes has the modes' points among its neighbours, but
     # not the other way round, so it cannot chain separate modes into one component.
     ncomp, labels = connected_components(*np.nonzero(graph & graph.T), n)
-    return ncomp, labels, dist2
+    kth = np.sqrt(np.maximum(np.take_along_axis(dist2, nbrs, axis=1).max(axis=1), 0.0))
+    return ncomp, labels, dist2, float(np.median(kth))
 
 
 def connected_components(rows, cols, n):
@@ -61,19 +71,24 @@ def connected_components(rows, cols, n):
     return roots.size, labels
 
 
-def _absorb_small(labels, dist2, min_size):
-    """Join components smaller than ``min_size`` to the component of their nearest outside point."""
+def _absorb_small(labels, dist2, min_size, far2):
+    """Join components smaller than ``min_size`` to the component of their nearest outside point, unless that
+    point is more than ``sqrt(far2)`` away (a separated small mode keeps its label)."""
+    kept = set()
     while True:
         ids, counts = np.unique(labels, return_counts=True)
-        small = ids[counts < min_size]
-        if small.size == 0 or ids.size == 1:
+        small = [(count, cid) for cid, count in zip(ids, counts) if count < min_size and cid not in kept]
+        if not small or ids.size == 1:
             return labels
-        target = small[np.argmin(counts[counts < min_size])]
+        target = min(small)[1]
         members = np.flatnonzero(labels == target)
         outside = np.flatnonzero(labels != target)
         sub = dist2[np.ix_(members, outside)]
-        nearest = outside[np.unravel_index(np.argmin(sub), sub.shape)[1]]
-        labels = np.where(labels == target, labels[nearest], labels)
+        where = np.unravel_index(np.argmin(sub), sub.shape)
+        if sub[where] > far2:
+            kept.add(target)
+            continue
+        labels = np.where(labels == target, labels[outside[where[1]]], labels)
 
 
 def find_clusters(points, k=10, min_size=None, depth=0):
@@ -82,11 +97,18 @@ def find_clusters(points, k=10, min_size=None, depth=0):
     min_size = MIN_SIZE if min_size is None else min_size
     if n < 2 * min_size:
         return np.zeros(n, dtype=np.int64)
-    ncomp, labels, dist2 = _knn_components(_whiten(points), min(k, n - 1))
-    if ncomp > 1:
-        labels = _absorb_small(labels, dist2, min_size)
-    ids = np.unique(labels)
-    if ids.size == 1:
+    # Scaled coordinates first: decorrelating by the covariance of well separated modes squeezes the direction
+    # that separates them to unit variance, so that points of two modes become as near as points of one. There a
+    # component counts only when a gap separates it (the mutual kNN graph of one thin elongated mode can lose a
+    # tip). Then decorrelated coordinates, where one elongated mode looks round and two parallel ridges come apart.
+    for full in (False, True):
+        ncomp, labels, dist2, kth = _knn_components(_whiten(points, full), min(k, n - 1))
+        if ncomp > 1:
+            labels = _absorb_small(labels, dist2, min_size if full else n + 1, (SEPARATED * kth) ** 2)
+        ids = np.unique(labels)
+        if ids.size > 1:
+            break
+    else:
         return np.zeros(n, dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
     next_id = 0

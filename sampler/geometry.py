@@ -49,13 +49,24 @@ class Geometry(NamedTuple):
         return int(self.mean.shape[0])
 
 
-def _cluster_shape(points, dense, fallback_cov):
+# A cluster with too few points for a covariance of its own (a narrow mode down to its last survivors) borrows the
+# shape of the most populous cluster, scaled to the volume that cluster holds per live point (live points are
+# uniform in the contour, so volume per point is the same in every mode), times this margin: the survivors sit
+# anywhere in their mode, not at its centre.
+SMALL_CLUSTER_VOLUME = 4.0
+
+
+def _cluster_shape(points, dense, reference):
+    """(mean, chol, cov, radius2, log_volume) of one cluster; ``reference`` is ``(cov, radius2, points)`` of the
+    cluster whose shape a cluster with fewer than ``d + 2`` points borrows."""
     n, d = points.shape
     mean = points.mean(axis=0)
-    if n > d + 1:
-        cov = np.atleast_2d(np.cov(points, rowvar=False))
+    small = n <= d + 1
+    if small:
+        ref_cov, ref_radius2, ref_n = reference
+        cov = ref_cov * (n / ref_n) ** (2.0 / d)
     else:
-        cov = fallback_cov.copy()
+        cov = np.atleast_2d(np.cov(points, rowvar=False))
     if not dense or n < 2 * (d + 1):
         cov = np.diag(np.diag(cov))
     # A floor relative to each direction's own variance keeps the factor well defined for degenerate sets.
@@ -66,9 +77,11 @@ def _cluster_shape(points, dense, fallback_cov):
         cov = np.diag(np.diag(cov))
         chol = np.sqrt(cov)
     white = np.linalg.solve(chol, (points - mean).T)
-    # A cluster left with one or two survivors has no extent of its own: give it one covariance radius.
-    radius2 = max(float(np.max(np.einsum("ij,ij->j", white, white))) * ENLARGE_VOLUME ** (2.0 / d), 1.0)
-    log_volume = float(np.sum(np.log(np.diag(chol))) + 0.5 * d * np.log(max(radius2, 1e-300)))
+    radius2 = float(np.max(np.einsum("ij,ij->j", white, white))) * ENLARGE_VOLUME ** (2.0 / d)
+    if small:
+        radius2 = max(radius2, ref_radius2 * SMALL_CLUSTER_VOLUME ** (2.0 / d))
+    radius2 = max(radius2, 1e-300)
+    log_volume = float(np.sum(np.log(np.diag(chol))) + 0.5 * d * np.log(radius2))
     return mean, chol, cov, radius2, log_volume
 
 
@@ -76,8 +89,15 @@ def build(points, labels, dense=True) -> Geometry:
     """Geometry of the live points ``points`` (n, d) grouped by ``labels`` (0..C-1, every label present)."""
     points = np.asarray(points, dtype=np.float64)
     d = points.shape[1]
-    global_cov = np.atleast_2d(np.cov(points, rowvar=False)) if points.shape[0] > 1 else np.eye(d) / 12.0
-    shapes = [_cluster_shape(points[labels == c], dense, global_cov) for c in range(int(labels.max()) + 1)]
+    members = [points[labels == c] for c in range(int(labels.max()) + 1)]
+    largest = max(members, key=len)
+    if len(largest) > d + 1:
+        ref = _cluster_shape(largest, dense, None)
+        reference = (ref[2], ref[3], len(largest))
+    else:  # too few points anywhere: the whole set's spread, one covariance radius
+        cov = np.atleast_2d(np.cov(points, rowvar=False)) if points.shape[0] > 1 else np.eye(d) / 12.0
+        reference = (cov, 1.0, points.shape[0])
+    shapes = [_cluster_shape(m, dense, reference) for m in members]
     log_volume = np.array([s[4] for s in shapes])
     share = np.exp(log_volume - log_volume.max())
     cdf = np.cumsum(share / share.sum())
