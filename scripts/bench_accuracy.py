@@ -89,6 +89,13 @@ def peer_runs(name, seeds, nlive):
     return rows
 
 
+def ratio_interval(ratio, n):
+    """90% interval of (reported error / true scatter) given the ratio to the scatter of ``n`` seeds: the sample
+    variance is sigma^2 chi2_{n-1} / (n-1), so 10 seeds leave the ratio uncertain by about +-30%."""
+    from scipy.stats import chi2
+    return [ratio * math.sqrt(chi2.ppf(q, n - 1) / (n - 1)) for q in (0.05, 0.95)]
+
+
 def summarise(problem, rows):
     ok = [r for r in rows if "logz" in r]
     if not ok:
@@ -98,10 +105,14 @@ def summarise(problem, rows):
     pull = (logz - problem.logz) / err
     out = {"n": len(ok), "rms_pull": float(np.sqrt(np.mean(pull ** 2))), "mean_pull": float(pull.mean()),
            "ratio": float(err.mean() / logz.std(ddof=1)) if len(ok) > 1 else math.nan,
+           "ratio_90": ratio_interval(float(err.mean() / logz.std(ddof=1)), len(ok)) if len(ok) > 2 else None,
            "wall_first": ok[0]["wall"], "wall_median": float(np.median([r["wall"] for r in ok[1:] or ok])),
            "nlike": float(np.median([r["nlike"] for r in ok])), "timeouts": len(rows) - len(ok)}
     if "modes" in ok[0]:
-        out["mode_error"] = float(max(np.max(np.abs(np.array(r["modes"]) - problem.weights)) for r in ok))
+        errors = [np.max(np.abs(np.array(r["modes"]) - problem.weights)) for r in ok]
+        out["mode_error"] = float(max(errors))
+        out["mode_error_median"] = float(np.median(errors))
+        out["modes_lost"] = int(sum(np.min(np.array(r["modes"]) / problem.weights) < 0.1 for r in ok))
     if "mean" in ok[0] and len(ok) > 2 and hasattr(problem, "covs") and len(problem.covs) == 1:
         means = np.array([r["mean"] for r in ok])
         implied = float(np.mean(np.diag(problem.covs[0]) / np.maximum(means.var(axis=0, ddof=1), 1e-300)))
@@ -112,10 +123,13 @@ def summarise(problem, rows):
 def fmt(s):
     if not s.get("n"):
         return "did not finish"
-    text = (f"rms pull {s['rms_pull']:.2f} (mean {s['mean_pull']:+.2f}), err/scatter {s['ratio']:.2f}, "
-            f"{s['wall_median']:.1f} s/run")
+    text = f"{s['n']} seeds: rms pull {s['rms_pull']:.2f} (mean {s['mean_pull']:+.2f}), err/scatter {s['ratio']:.2f}"
+    if s.get("ratio_90"):
+        text += f" (90%: {s['ratio_90'][0]:.2f}-{s['ratio_90'][1]:.2f})"
+    text += f", {s['wall_median']:.1f} s/run, {s['nlike'] / 1e6:.2f}M likelihood calls/run"
     if "mode_error" in s:
-        text += f", worst mode weight error {s['mode_error']:.2f}"
+        text += (f", mode weight error median {s['mode_error_median']:.3f} worst {s['mode_error']:.2f}, "
+                 f"a mode lost on {s['modes_lost']} of {s['n']}")
     if "ess_implied" in s:
         text += f", ESS implied {s['ess_implied']:.0f} vs reported {s['ess_reported']:.0f}"
     if s.get("timeouts"):
@@ -131,6 +145,8 @@ def main():
     parser.add_argument("--peer-seeds", type=int, default=3)
     parser.add_argument("--peer-problems", nargs="*", default=None,
                         help="problems dynesty runs on (default: all); the others say 'not run'")
+    parser.add_argument("--seed-start", type=int, default=0, help="first seed (seeds run from here on)")
+    parser.add_argument("--json", help="also write every run's figures to this file")
     parser.add_argument("--nlive", type=int, default=500)
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--peer", nargs=3, help=argparse.SUPPRESS)
@@ -141,13 +157,21 @@ def main():
     lines = [f"Measured {datetime.date.today()} on {platform.processor() or platform.machine()} "
              f"({os.cpu_count()} cores), nlive {args.nlive}, dlogz 0.1, default settings; command: "
              f"`python scripts/bench_accuracy.py --seeds {args.seeds} --peer-seeds {args.peer_seeds}"
+             + (f" --seed-start {args.seed_start}" if args.seed_start else "")
              + (f" --peer-problems {' '.join(args.peer_problems)}" if args.peer_problems else "") + "`.", "",
              "| problem | nestgrad | dynesty rslice |", "|---|---|---|"]
+    dump = {}
     for name in args.problems:
-        problem, rows = nestgrad_runs(name, range(args.seeds), args.nlive)
+        seeds = range(args.seed_start, args.seed_start + args.seeds)
+        problem, rows = nestgrad_runs(name, seeds, args.nlive)
         ours = summarise(problem, rows)
         run_peer = args.peer_seeds and (args.peer_problems is None or name in args.peer_problems)
-        peer = summarise(problem, peer_runs(name, range(args.peer_seeds), args.nlive)) if run_peer else {}
+        peer_rows = peer_runs(name, range(args.peer_seeds), args.nlive) if run_peer else []
+        peer = summarise(problem, peer_rows) if run_peer else {}
+        dump[name] = {"truth": problem.logz, "nestgrad": rows, "dynesty_rslice": peer_rows}
+        if args.json:
+            with open(args.json, "w") as out:
+                json.dump(dump, out, indent=1)
         line = (f"| {name} (logZ {problem.logz:.3f}) | {fmt(ours)}; first run of the process "
                 f"{ours['wall_first']:.1f} s (compiles the kernel unless an earlier problem shares it) "
                 f"| {fmt(peer) if run_peer else 'not run'} |")
