@@ -12,8 +12,9 @@ When MPI is used: when the launcher says there is more than one rank (``PMI_SIZE
 PMI/PMI2, ``OMPI_COMM_WORLD_SIZE`` from Open MPI, ``MV2_COMM_WORLD_SIZE`` from MVAPICH), or when
 ``NESTGRAD_MPI=1``; ``NESTGRAD_MPI=0`` turns it off. A plain run never imports mpi4py.
 
-Protocol (rank 0 -> others, in order): ``bcast`` of a small command tuple — ``("ready",)`` once the chain kernel
-is built (workers load it from the cache only then, so a cold cache is compiled once, not once per rank),
+Protocol (rank 0 -> others, in order): a command tuple (``_command``: a polled ``Ibcast``, then ``bcast``) —
+``("ready",)`` once the chain kernel is built (workers load it from the cache only then, so a cold cache is
+compiled once, not once per rank),
 ``("advance", logl_star, ctrl, geometry)``, ``("evaluate", n)``, ``("stats",)`` and ``("stop", results)`` — then,
 for the work commands, ``Scatterv`` of the per-chain rows and ``Gatherv`` of the results (numpy buffers, no
 pickle). A worker's Python error is caught and sent back with its block; rank 0 raises :class:`RankError`
@@ -35,6 +36,9 @@ LOCAL_RANK_VARIABLES = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_CO
 LOCAL_SIZE_VARIABLES = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE")
 
 _POOL = None
+# Waiting for other ranks: poll this many times, then nap between polls. A blocking MPI call spins at 100% CPU
+# (MPICH, Open MPI), which on a shared or oversubscribed node takes the core from the ranks still computing.
+SPINS, NAP_SECONDS = 200, 0.0002
 
 
 class RankError(RuntimeError):
@@ -133,6 +137,30 @@ class _Pool:
         self.chains = 0      # chains run on this rank
         self.started = None  # when this rank's part of the run began
 
+    def _wait(self, request):
+        """Complete a non-blocking request, polling then napping (see SPINS); the seconds count as waiting."""
+        start = time.perf_counter()
+        spins = 0
+        while not request.Test():
+            spins += 1
+            if spins > SPINS:
+                time.sleep(NAP_SECONDS)
+        self.waiting += time.perf_counter() - start
+
+    def _command(self, message=None):
+        """Rank 0's command to every rank: a one-number ``Ibcast`` waited for politely, then the (small, pickled)
+        message itself, which then arrives at once."""
+        flag = np.ones(1, np.int64)
+        self._wait(self.comm.Ibcast(flag, root=0))
+        return self.comm.bcast(message, root=0)
+
+    def _statuses(self, error):
+        """Every rank's error (None when it succeeded) on rank 0, after all of them finished their block."""
+        flag = np.array([error is not None], np.int64)
+        flags = np.empty(self.size, np.int64) if self.rank == 0 else None
+        self._wait(self.comm.Igather(flag, flags, root=0))  # rank 0 waits here for the slowest rank
+        return self.comm.gather(error, root=0)
+
     def _counts(self, nrows):
         counts = blocks(nrows, self.size)
         return counts, _offsets(counts)
@@ -171,7 +199,7 @@ class RootPool(_Pool):
 
     def announce_ready(self):
         """Tell the workers the chain kernel is in the cache (each sampler once: they load it now)."""
-        self.comm.bcast(("ready",), root=0)
+        self._command(("ready",))
 
     def wrap(self, advance, evaluate):
         """``(advance, evaluate)`` with the local kernel's signatures, running over every rank."""
@@ -179,7 +207,7 @@ class RootPool(_Pool):
         def advance_all(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, data, codes, args, *rest):
             geometry, work = rest[:5], rest[5:]
             counts, offsets = self._counts(u_start.shape[0])
-            self.comm.bcast(("advance", float(logl_star), ctrl, tuple(geometry)), root=0)
+            self._command(("advance", float(logl_star), ctrl, tuple(geometry)))
             for full in (u_start, logl_start, step_sizes, chain_rng):
                 self._scatter_rows(full, None, counts, offsets)
             mine = slice(0, int(counts[0]))
@@ -194,7 +222,7 @@ class RootPool(_Pool):
 
         def evaluate_all(thetas, data, theta_buf, out):
             counts, offsets = self._counts(thetas.shape[0])
-            self.comm.bcast(("evaluate", int(thetas.shape[0]), int(thetas.shape[1])), root=0)
+            self._command(("evaluate", int(thetas.shape[0]), int(thetas.shape[1])))
             thetas = np.ascontiguousarray(thetas, dtype=np.float64)
             self._scatter_rows(thetas, None, counts, offsets)
             mine = slice(0, int(counts[0]))
@@ -207,9 +235,7 @@ class RootPool(_Pool):
         return advance_all, evaluate_all
 
     def _collect(self, error, counts, offsets, outputs):
-        start = time.perf_counter()
-        statuses = self.comm.gather(error, root=0)  # returns when the slowest rank is done: rank 0's idle time
-        self.waiting += time.perf_counter() - start
+        statuses = self._statuses(error)
         for full in outputs:
             self._gather_rows(None, full, counts, offsets)
         failed = [(r, s) for r, s in enumerate(statuses) if s is not None]
@@ -228,7 +254,7 @@ class RootPool(_Pool):
     def statistics(self) -> dict:
         """Per-rank chains, busy and waiting seconds and idle fraction (waiting / this rank's wall time), and the
         rank count; collected from every rank."""
-        self.comm.bcast(("stats",), root=0)
+        self._command(("stats",))
         wall = time.perf_counter() - (self.started or time.perf_counter())
         rows = self.comm.gather(dict(self._identity(), chains=self.chains, busy=self.busy, waiting=self.waiting,
                                      wall=wall), root=0)
@@ -243,7 +269,7 @@ class RootPool(_Pool):
             return
         self.released = True
         try:
-            self.comm.bcast(("stop", results), root=0)
+            self._command(("stop", results))
         except Exception:  # results that cannot be pickled: the workers return None instead
             self.comm.bcast(("stop", None), root=0)
 
@@ -258,10 +284,7 @@ class WorkerPool(_Pool):
             raise RootStopped("rank 0 ended before the run began")
 
     def _receive(self):
-        start = time.perf_counter()
-        command = self.comm.bcast(None, root=0)
-        self.waiting += time.perf_counter() - start
-        return command
+        return self._command()
 
     def serve(self, advance, evaluate, workspace, data, codes, args, dtype):
         """Run blocks until rank 0 says stop; returns what rank 0 sent with it (its Results, or None)."""
@@ -321,6 +344,6 @@ class WorkerPool(_Pool):
         return error
 
     def _reply(self, error, counts, offsets, outputs):
-        self.comm.gather(error, root=0)
+        self._statuses(error)
         for local in outputs:
             self._gather_rows(local, None, counts, offsets)

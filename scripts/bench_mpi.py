@@ -43,14 +43,14 @@ def loadavg() -> str:
 
 # --- child: one run ----------------------------------------------------------------------------------------------
 
-def child(out, nlive, ndim, seed, chain_times):
+def child(out, nlive, ndim, seed, chain_times, max_iter=None):
     from nestgrad.likelihoods import builtin
     from nestgrad.sampler import NestedSampler, Prior
 
     model = builtin.get("gaussian", ndim=ndim)
     sampler = NestedSampler(model.likelihood(backend="cpu"), Prior.from_spec(model.priors), nlive=nlive, seed=seed)
     sampler.compile()
-    times = []
+    times, ends = [], []
     if chain_times:  # time every call of the local chain kernel (single process only)
         proposal = sampler._build()
         advance = proposal.advance
@@ -61,22 +61,29 @@ def child(out, nlive, ndim, seed, chain_times):
             times.append(time.perf_counter() - start)
 
         sampler._proposal = proposal._replace(advance=timed)
-    results = sampler.run(dlogz=0.1, progress=False)
+    results = sampler.run(dlogz=0.1, progress=False, max_iter=max_iter,
+                          callback=(lambda *_: ends.append(time.perf_counter())) if chain_times else None)
     if results is None or (results.mpi is not None and os.environ.get("PMI_RANK", "0") != "0"):
         return  # a worker rank: rank 0 writes
     np.savez(out, u=results.dead.u, logl=results.dead.logl, birth=results.dead.logl_birth, logz=results.logz,
-             chain_times=np.asarray(times))
+             chain_times=np.asarray(times), iteration_times=np.diff(ends))
     with open(out + ".json", "w") as handle:
         json.dump({"sampling": results.timing["sampling"], "niter": results.niter, "k": sampler.k,
-                   "nlike": results.nlike, "mpi": results.mpi}, handle)
+                   "nlike": results.nlike, "mpi": results.mpi,
+                   "recluster_every": sampler.hmc.recluster_every}, handle)
 
 
 # --- parent --------------------------------------------------------------------------------------------------------
 
 def launch(ranks, out, args):
-    env = dict(os.environ, NUMBA_NUM_THREADS="1", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # One thread per process in every pool: numba's chains and the BLAS under numpy (the geometry's covariances;
+    # a multithreaded OpenBLAS on a busy 2-core machine made each np.cov 80x slower, 35 ms instead of 0.4 ms).
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               MKL_NUM_THREADS="1", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     command = [sys.executable, os.path.abspath(__file__), "--child", out, "--nlive", str(args.nlive),
                "--ndim", str(args.ndim), "--seed", str(args.seed)] + (["--chain-times"] if args.chain_times else [])
+    if args.max_iter:
+        command += ["--max-iter", str(args.max_iter)]
     if ranks > 1:
         command = [mpiexec(), "-n", str(ranks)] + command
     else:
@@ -99,20 +106,26 @@ def main():
     parser.add_argument("--ndim", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--chain-times", action="store_true")
+    parser.add_argument("--max-iter", type=int)
     parser.add_argument("--child")
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.nlive, args.ndim, args.seed, args.chain_times)
+        child(args.child, args.nlive, args.ndim, args.seed, args.chain_times, args.max_iter)
         return
     if any(r > 1 for r in args.ranks) and mpiexec() is None:
         raise SystemExit("bench_mpi: no mpiexec next to this Python or on PATH; pip install 'nestgrad[mpi]'")
     with tempfile.TemporaryDirectory() as tmp:
         if args.chain_times:
             info, data = launch(1, os.path.join(tmp, "chains.npz"), args)
-            t = data["chain_times"]
-            print(f"30-D Gaussian nlive {args.nlive}, k = {info['k']}: {t.size} iterations, chain kernel per "
-                  f"iteration (one thread) median {np.median(t) * 1e3:.1f} ms, mean {t.mean() * 1e3:.1f} ms, "
-                  f"sum {t.sum():.1f} s of sampling {info['sampling']:.1f} s (load {loadavg()})")
+            chains, iterations = data["chain_times"][1:], data["iteration_times"]
+            serial = iterations - chains  # rank 0's own work per iteration: sort, geometry, clustering, records
+            recluster = (np.arange(1, serial.size + 1) % info["recluster_every"]) == 0
+            print(f"{args.ndim}-D Gaussian nlive {args.nlive}, k = {info['k']}, {chains.size} iterations, one thread: "
+                  f"chains {chains.mean() * 1e3:.1f} ms per iteration ({chains.mean() / info['k'] * 1e6:.0f} us "
+                  f"per chain), serial {serial[~recluster].mean() * 1e3:.1f} ms per iteration plus "
+                  f"{(serial[recluster].mean() - serial[~recluster].mean()) * 1e3:.0f} ms every "
+                  f"{info['recluster_every']}th (clustering); sampling {info['sampling']:.1f} s "
+                  f"(load {loadavg()})")
             return
         print(f"warm-up (fills the kernel cache), load {loadavg()}", flush=True)
         launch(1, os.path.join(tmp, "warm.npz"), argparse.Namespace(**{**vars(args), "nlive": 50}))
