@@ -3,7 +3,8 @@
 the run's ``mpi`` statistics and whether mpi4py was imported (OUT.json).
 
 --fail-at N: rank 1 raises in its Nth block (a Python error in a worker); --kill-at N: rank 1 kills itself with
-SIGKILL at its Nth block (a dead rank). Both are test-only faults injected from here, not sampler options.
+SIGKILL at its Nth block (a dead rank); --term-at N: rank 0 sends itself SIGTERM after iteration N (a
+scheduler's time limit). All three are test-only faults injected from here, not sampler options.
 """
 
 import argparse
@@ -42,13 +43,18 @@ def main():
     parser.add_argument("--max-iter", type=int)
     parser.add_argument("--fail-at", type=int)
     parser.add_argument("--kill-at", type=int)
+    parser.add_argument("--term-at", type=int)
     args = parser.parse_args()
     inject(args.fail_at, args.kill_at)
     model = builtin.get("gaussian4d")
     sampler = NestedSampler(model.likelihood(backend="cpu"), Prior.from_spec(model.priors), nlive=100, seed=5)
+    def terminate(niter, state, info):
+        if niter == args.term_at:
+            os.kill(os.getpid(), signal.SIGTERM)
+
     try:
         results = sampler.run(dlogz=0.5, progress=False, checkpoint=args.checkpoint, resume=args.resume,
-                              checkpoint_every=0.0, max_iter=args.max_iter)
+                              checkpoint_every=0.0, max_iter=args.max_iter, callback=terminate)
     except mpi_pool.RankError as error:
         print(f"nestgrad: error: {error}", file=sys.stderr)
         return 4

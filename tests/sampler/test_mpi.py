@@ -141,6 +141,17 @@ def test_failing_rank_stops_the_run_naming_it_and_the_checkpoint_resumes(single,
 
 
 @needs_mpi
+def test_sigterm_on_rank_0_checkpoints_releases_the_ranks_and_resumes(single, tmp_path):
+    _, reference, _ = single
+    checkpoint = tmp_path / "checkpoint.npz"
+    process, _, _ = launch(tmp_path / "stopped.npz", 3, "--checkpoint", checkpoint, "--term-at", 20, check=False)
+    assert process.returncode == 143, process.stderr[-3000:]  # every rank ended: mpiexec did not hang
+    assert "Traceback" not in process.stderr
+    _, arrays, _ = launch(tmp_path / "resumed.npz", 2, "--checkpoint", checkpoint, "--resume")
+    assert_same_bits(reference, arrays)
+
+
+@needs_mpi
 def test_killed_rank_ends_the_job_and_rank_0s_checkpoint_resumes(single, tmp_path):
     _, reference, _ = single
     checkpoint = tmp_path / "checkpoint.npz"
