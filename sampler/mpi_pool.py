@@ -212,13 +212,14 @@ class RootPool(_Pool):
                 self._scatter_rows(full, None, counts, offsets)
             mine = slice(0, int(counts[0]))
             start = time.perf_counter()
-            error = None
-            if counts[0]:
-                advance(u_start[mine], logl_start[mine], logl_star, step_sizes[mine], ctrl, chain_rng[mine], data,
-                        codes, args, *geometry, *(a[mine] for a in work))
-            self.busy += time.perf_counter() - start
-            self.chains += int(counts[0])
-            self._collect(error, counts, offsets, [chain_rng] + list(work[-5:]))
+            try:
+                if counts[0]:
+                    advance(u_start[mine], logl_start[mine], logl_star, step_sizes[mine], ctrl, chain_rng[mine],
+                            data, codes, args, *geometry, *(a[mine] for a in work))
+            finally:  # the others are in the exchange already: complete it, whatever happened here
+                self.busy += time.perf_counter() - start
+                self.chains += int(counts[0])
+                self._collect(counts, offsets, [chain_rng] + list(work[-5:]))
 
         def evaluate_all(thetas, data, theta_buf, out):
             counts, offsets = self._counts(thetas.shape[0])
@@ -227,22 +228,24 @@ class RootPool(_Pool):
             self._scatter_rows(thetas, None, counts, offsets)
             mine = slice(0, int(counts[0]))
             start = time.perf_counter()
-            if counts[0]:
-                evaluate(thetas[mine], data, theta_buf[mine], out[mine])
-            self.busy += time.perf_counter() - start
-            self._collect(None, counts, offsets, [out])
+            try:
+                if counts[0]:
+                    evaluate(thetas[mine], data, theta_buf[mine], out[mine])
+            finally:
+                self.busy += time.perf_counter() - start
+                self._collect(counts, offsets, [out])
 
         return advance_all, evaluate_all
 
-    def _collect(self, error, counts, offsets, outputs):
-        statuses = self._statuses(error)
+    def _collect(self, counts, offsets, outputs):
+        statuses = self._statuses(None)
         for full in outputs:
             self._gather_rows(None, full, counts, offsets)
         failed = [(r, s) for r, s in enumerate(statuses) if s is not None]
         if failed:
             rank, status = failed[0]
             raise RankError(f"MPI rank {rank} of {self.size} ({status['host']}, pid {status['pid']}) failed while "
-                            f"running its chains: {status['error']}")
+                            f"running its share of the chains or likelihood calls: {status['error']}")
 
     def begin(self):
         """A run starts: the workers are serving it until :meth:`stop`."""
