@@ -25,6 +25,9 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
     plots     plot kinds to write into ``out/plots`` (e.g. ``["corner", "run"]``); default none
     sampler   further settings: ``delete_fraction``, ``hmc`` (dict of HMC settings), ``max_iter``,
               ``max_nlike``, ``max_time``, ``checkpoint_every``, ``callback``, ``resume``
+
+    Under ``mpiexec -n R`` (docs/mpi.md) every rank calls this; rank 0 samples and writes ``out``, the others
+    run chains for it, and all of them return the same Results.
     """
     unknown = sorted(set(sampler) - set(_SAMPLER_KEYS) - set(_RUN_KEYS))
     if unknown:
@@ -46,6 +49,11 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
         out.mkdir(parents=True, exist_ok=True)
         checkpoint = str(out / "checkpoint.npz")
     results = ns.run(dlogz=dlogz, checkpoint=checkpoint, progress=progress, **options)
+    from nestgrad.sampler import mpi_pool
+
+    pool = mpi_pool.world()
+    if pool is not None and pool.rank != 0:  # under mpiexec: every rank gets rank 0's Results, rank 0 writes
+        return results
     if prior.latex:
         results.latex = {**(results.latex or {}), **prior.latex}
     if out is not None:

@@ -3,7 +3,7 @@
 Exit status: 0 success; 2 a mistake in the config or the command line, a damaged checkpoint, or an output or
 checkpoint that cannot be written (disk full, file-size limit): one message naming the file and key or field,
 no traceback, nothing computed lost (the last checkpoint stays resumable); 3 the gradient cross-check failed
-(`run` refuses to sample with a wrong gradient); 130 interrupted by Ctrl-C (a checkpoint was written: `--resume`
+(`run` refuses to sample with a wrong gradient); 4 an MPI rank failed (docs/mpi.md; the checkpoint is kept); 130 interrupted by Ctrl-C (a checkpoint was written: `--resume`
 continues); 143 terminated by SIGTERM (likewise).
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 import warnings
 from pathlib import Path
 
-EXIT_CONFIG, EXIT_GRADIENT, EXIT_INTERRUPTED = 2, 3, 130
+EXIT_CONFIG, EXIT_GRADIENT, EXIT_RANK, EXIT_INTERRUPTED = 2, 3, 4, 130
 QUICK_CHECK_POINTS = 4
 # OSErrors that mean "this file cannot be written here" (space, quota, size limit, permissions): reported as
 # one message naming the file; any other OSError is a bug worth its traceback.
@@ -123,6 +123,11 @@ def cmd_run(args) -> int:
     from nestgrad.sampler.run_folder import RESULTS_JSON, RunFolderError, write_results_json, write_run_folder
 
     config = _with_overrides(cfg.load(args.config), args)
+    from nestgrad.sampler import mpi_pool
+
+    pool = mpi_pool.world()  # None unless launched over several MPI ranks (docs/mpi.md)
+    if pool is not None and pool.rank != 0:
+        return _mpi_worker(config)
     outdir = config.output.dir
     checkpoint = outdir / "checkpoint.npz"
     if args.resume and not checkpoint.is_file():
@@ -151,6 +156,8 @@ def cmd_run(args) -> int:
             return EXIT_GRADIENT
     _, run_args = cfg.sampler_arguments(config)
     resume_hint = _resume_command(args, config)
+    if pool is not None:
+        resume_hint = f"mpiexec -n R {resume_hint}   (any number of ranks R, or none)"
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -164,6 +171,10 @@ def cmd_run(args) -> int:
         then = f"resume with: {resume_hint}" if checkpoint.is_file() else "run again"
         print(f"nestgrad: error: {error}\n  free some space, then {then}", file=sys.stderr)
         return EXIT_CONFIG
+    except mpi_pool.RankError as error:
+        then = f"resume with: {resume_hint}" if checkpoint.is_file() else "run again"
+        print(f"nestgrad: error: {error}\n  the checkpoint holds the last whole iteration; {then}", file=sys.stderr)
+        return EXIT_RANK
     except KeyboardInterrupt:
         print(f"\nnestgrad: interrupted; checkpoint written to {checkpoint}\n  resume with: {resume_hint}",
               file=sys.stderr)
@@ -200,6 +211,17 @@ def cmd_run(args) -> int:
     if not args.quiet:
         print(results.summary())
         print(f"  output: {outdir}")
+    return 0
+
+
+def _mpi_worker(config) -> int:
+    """Ranks 1..R-1 of `mpiexec -n R nestgrad run`: the same likelihood and sampler as rank 0, running the
+    chains rank 0 hands out; rank 0 alone checks the gradient, checkpoints, writes the output and prints."""
+    from nestgrad.sampler import config as cfg
+
+    problem = cfg.build(config)
+    sampler = cfg.make_sampler(config, problem)
+    sampler.run(dlogz=config.sampler.dlogz, progress=False)
     return 0
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from nestgrad.likelihoods import backends
 
 from . import evidence
+from . import mpi_pool
 from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, read_checkpoint, restore_generator,
                          write_checkpoint)
 from . import geometry as geo
@@ -119,6 +120,9 @@ class NestedSampler:
         """Start getting the chain kernel ready without waiting: load it from the cache, or start the child
         process that compiles it (``notify("compiling ...")``), so that the caller's own work (the CLI's
         gradient check) overlaps the compilation; :meth:`compile` or :meth:`run` then wait for it."""
+        pool = mpi_pool.world()
+        if pool is not None and pool.rank != 0:
+            return self  # a worker loads the kernel once rank 0 has it in the cache (_build)
         if self.backend != "gpu" and self._proposal is None and self._request is None:
             from . import hmc_cache
 
@@ -167,6 +171,12 @@ class NestedSampler:
         ``self.compile_info``."""
         if self._proposal is not None:
             return self._proposal
+        pool = mpi_pool.world()
+        if pool is not None and self.backend == "gpu":
+            raise SamplerError("backend 'gpu' under MPI: not available yet (the GPU chain kernel runs all k chains "
+                               "on one device); use backend: cpu, or one process (docs/mpi.md)")
+        if pool is not None and pool.rank != 0:
+            pool.wait_ready()  # rank 0 compiled the kernel into the cache: load it, never compile it R times
         start = time.perf_counter()
         kern = self.kernels
         dtype = np.dtype(kern.dtype)
@@ -184,10 +194,16 @@ class NestedSampler:
             advance_sig, evaluate_sig = self._signatures()
             kernel = compiled_kernel(kern.value, kern.value_and_grad, advance_sig=advance_sig,
                                      evaluate_sig=evaluate_sig, notify=notify, request=self._request)
+            if pool is not None:  # R ranks on a node share its cores (timing only: results never depend on it)
+                kernel.advance.max_threads = kernel.advance.threads = mpi_pool.default_threads_per_rank()
             advance, evaluate, origin = AdaptiveThreads(kernel.advance), kernel.evaluate, kernel.origin
             child_seconds = kernel.child_seconds
         getattr(advance, "advance", advance)(*warm)  # compiles here when the kernel was not loaded
         evaluate(*warm_evaluate)
+        self._local = (advance, evaluate)
+        if pool is not None and pool.rank == 0:
+            advance, evaluate = pool.wrap(advance, evaluate)
+            pool.announce_ready()
         self._evaluate = evaluate
         self._proposal = Proposal(advance, self._workspace, kern.data, codes, args, self.k, self.nlive, self.dense)
         self.compile_info = {"seconds": time.perf_counter() - start + self._prepare_seconds, "kernel": origin}
@@ -242,6 +258,35 @@ class NestedSampler:
         """
         if not dlogz > 0:
             raise SamplerError(f"dlogz must be > 0, got {dlogz!r}")
+        pool = mpi_pool.world()
+        if pool is not None and pool.rank != 0:
+            return self._serve(pool)
+        if pool is not None:
+            try:
+                results = self._run(dlogz, checkpoint, resume, progress, max_iter, max_nlike, max_time,
+                                    checkpoint_every, callback, pool)
+            except BaseException:
+                pool.stop(None)
+                raise
+            pool.stop(results)
+            return results
+        return self._run(dlogz, checkpoint, resume, progress, max_iter, max_nlike, max_time, checkpoint_every,
+                         callback, None)
+
+    def _serve(self, pool):
+        """A worker rank's part of :meth:`run`: run blocks of chains for rank 0 until it stops; returns rank 0's
+        Results (None when rank 0 ended without any)."""
+        try:
+            self._build()
+        except mpi_pool.RootStopped:
+            return None
+        advance, evaluate = self._local
+        kern = self.kernels
+        return pool.serve(advance, evaluate, self._workspace, kern.data, self.prior.codes, self.prior.args,
+                          np.dtype(kern.dtype))
+
+    def _run(self, dlogz, checkpoint, resume, progress, max_iter, max_nlike, max_time, checkpoint_every, callback,
+             pool):
         bar = Progress(progress, dlogz)
         try:
             proposal = self._build(notify=bar.message)
@@ -251,6 +296,8 @@ class NestedSampler:
         settings = self.settings(dlogz)
         bar.start_clock()
         t_start = time.perf_counter()
+        if pool is not None:
+            pool.begin()
         if resume and checkpoint is not None and os.path.exists(checkpoint):
             state, generator, record = self._load(checkpoint, settings)
         else:
@@ -265,10 +312,17 @@ class NestedSampler:
                     remain = running.remaining(state.logl)
                     if remain < dlogz or self._limit_hit(record, max_iter, max_nlike, max_time, t_start):
                         break
+                    before = generator.bit_generator.state if pool is not None else None
                     try:
                         state, info = step(state, generator, proposal, self.hmc)
                     except AllLiveTied:
                         break  # a plateau holds every live point: the final live points carry the rest
+                    except mpi_pool.RankError:
+                        if checkpoint is not None:  # the last whole iteration, exactly as it was
+                            generator.bit_generator.state = before
+                            self._save(checkpoint, state, generator, record, settings,
+                                       time.perf_counter() - t_start)
+                        raise
                     running.remove(info.dead_logl, info.nlive_before)
                     record.add(info, running.logz + record.log_volume_offset, running.remaining(state.logl))
                     record.running_logz, record.running_log_x = running.logz, running.log_x
@@ -289,7 +343,9 @@ class NestedSampler:
             bar.close()
         t_end = time.perf_counter()
         record.wall_time += t_end - t_start
+        ranks = pool.statistics() if pool is not None else None
         results = self._results(state, record, settings)
+        results.mpi = ranks
         results.timing = {"compile": self.compile_info["seconds"], "kernel": self.compile_info["kernel"],
                           **({"compile_child": self.compile_info["child"]} if "child" in self.compile_info else {}),
                           "sampling": t_end - t_start, "evidence": time.perf_counter() - t_end}

@@ -31,7 +31,10 @@ class Results:
     posterior samples (Kish's, deflated by the chains' start-end correlation); ``samples`` has that many rows.
     ``nnan``: likelihood evaluations that returned NaN/inf. ``clusters``: posterior modes with their ``mass``
     and local ``logz``. ``wall_time``: seconds spent sampling, over every session of a resumed run (no compile
-    time, no output); ``timing``: this process's wall time by stage (``sampler.timing``: startup, setup,
+    time, no output); ``mpi``: for a run over MPI ranks, per rank (lists, rank 0 first) the ``chains`` run,
+    ``busy_seconds`` in chains and likelihood calls, ``waiting_seconds`` blocked on other ranks, ``wall_seconds``
+    and ``idle_fraction`` = waiting / wall, with ``ranks`` and ``hosts`` (None for a single process); ``timing``:
+    this process's wall time by stage (``sampler.timing``: startup, setup,
     compile with ``kernel`` = where the chain kernel came from, sampling, evidence, output, plots, total),
     the stages the caller measured.
     """
@@ -59,6 +62,7 @@ class Results:
     nnan: int = 0
     clusters: list = field(default_factory=list)
     timing: dict = field(default_factory=dict)
+    mpi: dict | None = None  # runs over MPI ranks: per-rank chains, busy/waiting seconds, idle fraction (mpi_pool)
 
     @property
     def nan_fraction(self) -> float:
@@ -81,6 +85,9 @@ class Results:
             from .timing import describe
 
             lines.append(f"  {describe(self.timing)}")
+        if self.mpi:
+            idle = " ".join(f"{x:.2f}" for x in self.mpi["idle_fraction"])
+            lines.append(f"  {self.mpi['ranks']} MPI ranks, idle fraction per rank: {idle}")
         lines.append(f"  {len(self.dead.logl)} dead points, {len(self.samples)} equal-weight samples"
                      + (f" (effective sample size {self.ess:.0f})" if self.ess is not None else ""))
         if self.nnan:

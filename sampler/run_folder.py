@@ -136,6 +136,7 @@ def write_results_json(results, path) -> None:
         "truths": None if results.truths is None else {k: float(v) for k, v in results.truths.items()},
         "reference_logz": None if results.reference_logz is None else float(results.reference_logz),
         "settings": results.settings,
+        "mpi": getattr(results, "mpi", None),
         "versions": package_versions(),
     }
     _atomic_write_text(path, json.dumps(_jsonable(document), indent=2, allow_nan=True) + "\n")
@@ -196,7 +197,7 @@ def read_run_folder(outdir):
         truths=info.get("truths"), reference_logz=info.get("reference_logz"),
         logz_err_shrinkage=info.get("logz_err_shrinkage"), logz_err_bootstrap=info.get("logz_err_bootstrap"),
         ess=info.get("ess"), nnan=int(info.get("nnan", 0)), clusters=list(info.get("clusters") or []),
-        timing=dict(info.get("timing") or {}),
+        timing=dict(info.get("timing") or {}), mpi=info.get("mpi"),
     )
 
 
