@@ -141,6 +141,7 @@ def test_failing_rank_stops_the_run_naming_it_and_the_checkpoint_resumes(single,
 
 
 @needs_mpi
+@pytest.mark.slow  # launcher-level failures; the Python-level one above runs in CI
 def test_sigterm_on_rank_0_checkpoints_releases_the_ranks_and_resumes(single, tmp_path):
     _, reference, _ = single
     checkpoint = tmp_path / "checkpoint.npz"
@@ -152,6 +153,7 @@ def test_sigterm_on_rank_0_checkpoints_releases_the_ranks_and_resumes(single, tm
 
 
 @needs_mpi
+@pytest.mark.slow  # launcher-level failures; the Python-level one above runs in CI
 def test_killed_rank_ends_the_job_and_rank_0s_checkpoint_resumes(single, tmp_path):
     _, reference, _ = single
     checkpoint = tmp_path / "checkpoint.npz"
