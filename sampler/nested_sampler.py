@@ -15,6 +15,7 @@ from . import mpi_pool
 from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, read_checkpoint, restore_generator,
                          write_checkpoint)
 from . import geometry as geo
+from .blas_threads import one_blas_thread
 from .hmc import compiled_kernel
 from .hmc_runtime import AdaptiveThreads, ChainWorkspace
 from .hmc_settings import HMCSettings
@@ -258,6 +259,12 @@ class NestedSampler:
         """
         if not dlogz > 0:
             raise SamplerError(f"dlogz must be > 0, got {dlogz!r}")
+        with one_blas_thread():
+            return self._run_or_serve(dlogz, checkpoint, resume, progress, max_iter, max_nlike, max_time,
+                                      checkpoint_every, callback)
+
+    def _run_or_serve(self, dlogz, checkpoint, resume, progress, max_iter, max_nlike, max_time, checkpoint_every,
+                      callback):
         pool = mpi_pool.world()
         if pool is not None and pool.rank != 0:
             return self._serve(pool)
