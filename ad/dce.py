@@ -11,7 +11,8 @@ _EFFECTS = (GradAdd, Store, ZeroGrad, Return)
 
 
 def _bounds(s):
-    return {o for o in (s.start, s.stop, s.step) if is_var(o)}
+    """What a loop reads itself: its bounds, and the exit flag (at the head of every iteration)."""
+    return {o for o in (s.start, s.stop, s.step, s.exit_flag) if o is not None and is_var(o)}
 
 
 def live_in(stmts, live_out):
@@ -42,9 +43,10 @@ def _loop_defs(s):
 
 
 def _loop_live_out(s, live_after):
-    body_out = set(live_after)
+    head = {s.exit_flag} if s.exit_flag else set()  # read before each next iteration
+    body_out = set(live_after) | head
     while True:
-        new = live_after | (live_in(s.body, body_out) - _loop_defs(s))
+        new = live_after | head | (live_in(s.body, body_out) - _loop_defs(s))
         if new == body_out:
             return body_out
         body_out = new
@@ -89,7 +91,7 @@ def _eliminate_loop(s, live):
         body = eliminate(s.body, _loop_live_out(s, live))
         if not body:
             return None
-        new = For(s.var, s.start, s.stop, s.step, body, s.pos, s.counter, s.reverse, s.loop_id)
+        new = s.with_body(body)
         if _size(body) == _size(s.body):
             return new
         s = new

@@ -154,6 +154,9 @@ class Emitter:
             else:
                 self.w(ind, f"for {k} in range({trip}):")
             self.w(ind + 1, f"{s.var} = {self.opnd(s.start)} + {k} * {self.opnd(s.step)}")
+        if s.exit_flag and not s.reverse:
+            self.w(ind + 1, f"if {s.exit_flag}:")  # the rest of the loop would do nothing (ir.For)
+            self.w(ind + 2, "break")
         self.emit_block(s.body, ind + 1)
 
     def expr(self, s):

@@ -16,8 +16,8 @@ _AUGOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
 _UNARY = (ast.USub, ast.UAdd, ast.Not)
 
 _STATEMENT_ADVICE = {
-    ast.While: "`while` loops are not supported: use `for i in range(n)` with a trip count from the data",
-    ast.Break: "`break` is not supported: loop over the full range and guard the body with `if`",
+    ast.While: "`while` loops are not supported: write a bounded loop, `for _ in range(max_iter): ... if "
+               "converged: break` (or `for i in range(n)` with a trip count from the data)",
     ast.Continue: "`continue` is not supported: guard the rest of the loop body with `if`",
     ast.With: "`with` is not supported in kernels",
     ast.Try: "`try` is not supported in kernels: a kernel that fails for a sample should return -math.inf",
@@ -124,6 +124,8 @@ class _Checker:
             self.stmt(stmt, in_loop)
 
     def stmt(self, s, in_loop):
+        if isinstance(s, ast.Break):
+            return  # only ever inside a loop (Python's own rule); breaks.py rewrites it
         for kind, advice in _STATEMENT_ADVICE.items():
             if isinstance(s, kind):
                 self.fail(s, advice)

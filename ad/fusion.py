@@ -62,7 +62,7 @@ def strip_effects(stmts):
         if isinstance(s, If):
             s = If(s.cond, strip_effects(s.then), strip_effects(s.orelse), s.pos)
         elif isinstance(s, For):
-            s = For(s.var, s.start, s.stop, s.step, strip_effects(s.body), s.pos, s.counter, s.reverse, s.loop_id)
+            s = s.with_body(strip_effects(s.body))
         out.append(s)
     return out
 

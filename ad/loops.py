@@ -35,6 +35,7 @@ class LoopInfo:
     trip_formula: str = ""     # human-readable trip count in terms of the arguments
     prelude: list = field(default_factory=list)  # statements computing the bounds from the arguments
     depth: int = 0
+    exits_early: bool = False  # has a ``break`` (breaks.py)
 
     @property
     def slots_per_iteration(self):

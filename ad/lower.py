@@ -10,7 +10,7 @@ import ast
 import builtins
 import types
 
-from . import resolve, rules
+from . import breaks, resolve, rules
 from .calls import RET, CallsMixin
 from .errors import Where
 from .fold import fold, fold_compare
@@ -196,7 +196,13 @@ class Lowerer(CallsMixin):
             if isinstance(a, Const) and not isinstance(a.value, (int, bool)):
                 raise self.err(node or it, "range() bounds must be integers")
         target = s.target.id
-        written = _assigned_names(s.body) - {target}
+        loop_body, flag = s.body, None
+        if breaks.own_breaks(s.body):
+            self.ctx.counter += 1
+            flag = f"break#{self.ctx.counter}"  # '#': never a user's name
+            self.env[flag] = Const(False)
+            loop_body = breaks.rewrite(s.body, flag, s)
+        written = _assigned_names(loop_body) - {target}
         carried = [n for n in written if n in self.env and n != RET]
         pre = dict(self.env)
         carried_names = {}
@@ -207,7 +213,7 @@ class Lowerer(CallsMixin):
             carried_names[n] = v
         index = self.fresh(target)
         self.env[target] = index
-        body = self.block(s.body)
+        body = self.block(loop_body)
         # the copies back into the carried names are one parallel assignment: after `a, b = b, a` the body's
         # values of `a` and `b` ARE the carried names of `b` and `a`, so copying them one at a time would read a
         # carried name already overwritten (F1 in tests/ad/fuzz/FINDINGS.md)
@@ -217,7 +223,7 @@ class Lowerer(CallsMixin):
         self.env = {n: (carried_names.get(n, val)) for n, val in pre.items()}
         if target in pre and target not in carried_names:
             del self.env[target]
-        self.emit(For(index, start, stop, step, body, self.pos(s)))
+        self.emit(For(index, start, stop, step, body, self.pos(s), exit_flag=carried_names.get(flag)))
 
     # ---- expressions ---------------------------------------------------------------------------------
     def expr(self, e):

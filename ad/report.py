@@ -30,6 +30,9 @@ def make_report(c, scratch_elements=None, itemsize=8, dtype="float64"):
     for info in c.loops:
         indent = "  " * (info.depth + 1)
         where = f"loop at line {info.line}"
+        if info.exits_early:
+            where += (" (may break: the iterations that ran are counted, the reverse sweep runs only those; "
+                      "scratch is sized for the full range)")
         if info.klass == CARRIED:
             names = ", ".join(dict.fromkeys(user_name(v) for v in info.stored))
             m = info.slots_per_iteration

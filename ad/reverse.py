@@ -9,6 +9,8 @@ back at the start of each reverse iteration.  Branches replay their recomputed p
 whose accumulator adjoint is known before the loop (at the top level, or directly inside another fused loop)
 runs its adjoint inside the forward pass instead (``fusion.py``): one pass over the data.
 """
+from dataclasses import replace
+
 from . import fusion, loops, rules
 from .errors import NO_POS, UnsupportedError, error_at
 from .ir import GUARD, Assign, Const, For, GradAdd, If, RuleCall, ZeroGrad, is_var, rename_all, walk
@@ -60,7 +62,8 @@ class Reverse:
         for s in stmts:
             if isinstance(s, For):
                 s.loop_id = len(self.info)
-                self.info[s.loop_id] = loops.LoopInfo(s.loop_id, s.pos.line, s.pos.col, depth=depth)
+                self.info[s.loop_id] = loops.LoopInfo(s.loop_id, s.pos.line, s.pos.col, depth=depth,
+                                                      exits_early=bool(s.exit_flag))
                 self._number_loops(s.body, depth + 1)
             elif isinstance(s, If):
                 self._number_loops(s.then, depth)
@@ -79,6 +82,7 @@ class Reverse:
                 rev = self.reverse_block(s.body)
                 all_adjoints = set(self.adj.values()) | set(self.grad_names.values())
                 needed = loops.needed_carried(s, replay, rev, all_adjoints, self.counts)
+                needed = [v for v in needed if v != s.exit_flag]  # clear in every iteration the reverse runs
                 if needed:
                     info.klass = loops.CARRIED
                     info.stored = needed
@@ -99,18 +103,28 @@ class Reverse:
         for s in stmts:
             if isinstance(s, If):
                 out.append(If(s.cond, self.forward(s.then), self.forward(s.orelse), s.pos))
-            elif isinstance(s, For) and self.info[s.loop_id].klass == loops.CARRIED:
+            elif isinstance(s, For) and (self.info[s.loop_id].klass == loops.CARRIED or s.exit_flag):
                 info = self.info[s.loop_id]
-                counter = self.fresh(f"k{s.loop_id}")
-                stores = []
-                slots = self._slots(info, counter, stores, s.pos)
-                for var, slot in zip(info.stored, slots):
-                    loops.store_value(var, slot, self.types.of(var), self.fresh, stores, s.pos)
-                out.append(For(s.var, s.start, s.stop, s.step, stores + list(s.body), s.pos, counter=counter,
-                               loop_id=s.loop_id))
+                head, counter = [], s.counter
+                if info.klass == loops.CARRIED:
+                    counter = self.fresh(f"k{s.loop_id}")
+                    slots = self._slots(info, counter, head, s.pos)
+                    for var, slot in zip(info.stored, slots):
+                        loops.store_value(var, slot, self.types.of(var), self.fresh, head, s.pos)
+                if s.exit_flag:  # count the iterations that run: the reverse sweep runs as many
+                    trips = self.trips_name(s)
+                    out.append(Assign(trips, "copy", [Const(0)], pos=s.pos))
+                    clear, one = self.fresh("running"), self.fresh("running")
+                    head += [Assign(clear, "not", [s.exit_flag], pos=s.pos),
+                             Assign(one, "toint", [clear], pos=s.pos),
+                             Assign(trips, "add", [trips, one], pos=s.pos)]
+                out.append(replace(s, body=head + list(s.body), counter=counter))
             else:
                 out.append(s)
         return out
+
+    def trips_name(self, loop):
+        return f"trips{loop.loop_id}__{self.scratch}"
 
     def replay(self, loop):
         """The loop body as recomputed inside the reverse sweep: without the copies that hand the carried values
@@ -165,8 +179,16 @@ class Reverse:
             slots = self._slots(info, counter, head, s.pos)
             for var, slot in zip(info.stored, slots):
                 loops.load_value(var, slot, self.types.of(var), self.fresh, head, s.pos)
+        stop = s.stop
+        if s.exit_flag:
+            # a loop that may break: the reverse runs the iterations that ran (counted by ``forward``), each of
+            # which started with the flag clear (breaks.py)
+            head.append(Assign(s.exit_flag, "copy", [Const(False)], pos=s.pos))
+            span, stop = self.fresh("span"), self.fresh("stop")
+            out.append(Assign(span, "mul", [self.trips_name(s), s.step], pos=s.pos))
+            out.append(Assign(stop, "add", [s.start, span], pos=s.pos))
         body = head + self.replay(s) + self.reverse_block(s.body)
-        out.append(For(s.var, s.start, s.stop, s.step, body, s.pos, counter=counter, reverse=True,
+        out.append(For(s.var, s.start, stop, s.step, body, s.pos, counter=counter, reverse=True,
                        loop_id=s.loop_id))
 
     def accumulate(self, target, value, out, negate=False, pos=NO_POS):
@@ -261,7 +283,7 @@ class Reverse:
             rev_body = rename_all(self.reverse_block(s.body), private)
             body = self.forward_fused(list(s.body)) + rev_body
             self.fused_code[s.loop_id] = pre + [For(s.var, s.start, s.stop, s.step, body, s.pos,
-                                                    loop_id=s.loop_id)]
+                                                    loop_id=s.loop_id, exit_flag=s.exit_flag)]
 
     def forward_fused(self, stmts):
         """``forward(stmts)`` with the fused loops among them replaced by their fused code."""

@@ -30,7 +30,6 @@ CASES = [
     ("recursion", "recursion", (ast.Call, ast.Name)),
     ("recursion_through_helper", "helper_recursion", (ast.Call, ast.Name)),
     ("while_loop", "while", (ast.While,)),
-    ("break_in_loop", "break", (ast.Break,)),
     ("continue_in_loop", "continue", (ast.Continue,)),
     ("return_in_loop", "loop_return", (ast.Return,)),
     ("lambda_expression", "lambda", (ast.Lambda,)),

@@ -81,15 +81,6 @@ def while_loop(theta, x):
     return s
 
 
-def break_in_loop(theta, x):
-    s = 0.0
-    for i in range(x.shape[0]):
-        if x[i] > 3.0:
-            break  # <- break
-        s += theta[0] * x[i]
-    return s
-
-
 def continue_in_loop(theta, x):
     s = 0.0
     for i in range(x.shape[0]):
