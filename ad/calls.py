@@ -9,7 +9,7 @@ import ast
 import builtins
 import types as pytypes
 
-from . import parse, resolve, rules
+from . import parse, resolve, rules, sugar
 from .ir import Assign, Const, RuleCall
 from .restructure import restructure
 
@@ -21,6 +21,9 @@ class CallsMixin:
     """Call lowering for ``lower.Lowerer`` (uses its ``expr``, ``assign``, ``stmt``, ``err``... methods)."""
 
     def call(self, e):
+        reduction = sugar.reduction_kind(e, self.resolve)
+        if reduction:
+            return sugar.lower_reduction(self, e, reduction)
         fn = self.resolve(e.func)
         args = [self.expr(a) for a in e.args]
         label = resolve.dotted(e.func)

@@ -8,7 +8,7 @@ a name is defined, or a global is a numeric constant, is decided while lowering 
 import ast
 import types as pytypes
 
-from . import parse, resolve, rules
+from . import parse, resolve, rules, sugar
 from .errors import KernelError, Where
 
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
@@ -254,8 +254,11 @@ class _Checker:
             idx = e.slice
             parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
             for p in parts:
+                if sugar.full_slice(p):
+                    continue  # a row or column; lowering accepts it inside np.sum / np.dot / .sum() (sugar.py)
                 if isinstance(p, ast.Slice):
-                    self.fail(p, "slices are not supported: index single elements inside a loop")
+                    self.fail(p, "slices are not supported: index single elements inside a loop (a whole row "
+                                 "`x[i, :]` or column `x[:, j]` is allowed inside np.sum, np.dot and .sum())")
                 self.expr(p)
         elif isinstance(e, ast.Tuple):
             if not tuple_ok:

@@ -381,6 +381,9 @@ class Lowerer(CallsMixin):
             if isinstance(k, Const):
                 self.note_ndim(e, arr, None, min_ndim=k.value + 1)
             return self.assign(e, "shape", [arr, k], hint="n")
+        if any(isinstance(p, ast.Slice) for p in parts):
+            raise self.unsupported(e, "a row `x[i, :]` or column `x[:, j]` is supported only inside np.sum(...), "
+                                      "np.dot(...) and .sum(): index single elements in a loop elsewhere")
         arr = self.array_arg(e.value)
         indices = [self.expr(p) for p in parts]
         self.note_ndim(e, arr, len(indices))
