@@ -30,6 +30,9 @@ class CallsMixin:
         if fn is builtins.len:
             if len(e.args) != 1:
                 raise self.err(e, "len() takes one argument")
+            info = self.local_array(e.args[0])
+            if info is not None:
+                return info.dims[0]
             arr = self.array_arg(e.args[0])
             return self.assign(e, "shape", [arr, Const(0)], hint="n")
         if fn is builtins.float:

@@ -5,9 +5,10 @@ is the value-not-needed variant: everything that only feeds the value disappears
 a Poisson kernel).  Statements with effects (gradient accumulation, scratch stores, zeroing, return) are always
 kept; an assignment is kept when its target is live afterwards.  Loops iterate liveness to a fixpoint.
 """
-from .ir import Assign, For, GradAdd, If, Return, RuleCall, Store, ZeroGrad, is_var, uses
+from .ir import (AStore, Assign, For, GradAdd, If, Return, RuleCall, ScratchCopy, ScratchZero, Store, ZeroGrad, is_var,
+                 uses)
 
-_EFFECTS = (GradAdd, Store, ZeroGrad, Return)
+_EFFECTS = (GradAdd, Store, ZeroGrad, Return, AStore, ScratchCopy, ScratchZero)
 
 
 def _bounds(s):

@@ -172,6 +172,10 @@ class _Checker:
         elif isinstance(s, ast.Expr):
             if isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
                 return  # docstring
+            if isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name):
+                for a in s.value.args:
+                    self.expr(a)
+                return  # a helper that writes into a local array passed to it (lowering checks that one is)
             if isinstance(s.value, ast.Call):
                 self.fail(s, "a call whose result is discarded does nothing in a kernel (calls with side "
                              "effects are not supported): assign its result or remove it")
@@ -191,6 +195,8 @@ class _Checker:
                     self.fail(value, "tuple unpacking needs a tuple of the same length on the right: "
                                      "`a, b = theta[0], theta[1]`")
             return
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+            return  # an element of a local array (lowering refuses inputs: they are never written)
         if isinstance(t, ast.Subscript):
             self.fail(t, "writing into arrays is not supported (inputs are never written): keep values in "
                          "scalar variables or accumulate into a scalar")
@@ -240,8 +246,9 @@ class _Checker:
             if _mentions_random(e.func):
                 self.fail(e, "random numbers are not supported in kernels: draw them outside and pass them "
                              "as a data argument")
+            shape_call = isinstance(e.func, ast.Attribute) and e.func.attr in ("zeros", "empty")
             for a in e.args:
-                self.expr(a)
+                self.expr(a, tuple_ok=shape_call)  # np.zeros((n, m)): a shape tuple
         elif isinstance(e, ast.Attribute):
             if _mentions_random(e):
                 self.fail(e, "random numbers are not supported in kernels: draw them outside and pass them "

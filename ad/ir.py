@@ -97,6 +97,37 @@ class Store:
 
 
 @dataclass
+class AStore:
+    """``array[slot] = value`` into a local array's scratch region (local_arrays.py); ``slot`` is the absolute
+    scratch index.  ``old`` names the value read from the slot just before (the reverse sweep writes it back,
+    so the array rolls back as the sweep goes); ``reverse_only`` marks writes of the adjoint sweep."""
+    array: str
+    slot: Operand
+    value: Operand
+    old: Optional[str] = None
+    reverse_only: bool = False
+    pos: Pos = NO_POS
+
+
+@dataclass
+class ScratchCopy:
+    """``scratch[dst:dst+count] = scratch[src:src+count]`` (snapshots of local arrays, reverse sweep only)."""
+    dst: Operand
+    src: Operand
+    count: Operand
+    pos: Pos = NO_POS
+
+
+@dataclass
+class ScratchZero:
+    """``scratch[start:start+count] = 0`` (``np.zeros``; ``reverse_only``: an adjoint array)."""
+    start: Operand
+    count: Operand
+    reverse_only: bool = False
+    pos: Pos = NO_POS
+
+
+@dataclass
 class ZeroGrad:
     grad: str
 
@@ -161,6 +192,12 @@ def uses(s):
         ops = list(s.index) + [s.value]
     elif isinstance(s, Store):
         ops = [s.index, s.value]
+    elif isinstance(s, AStore):
+        ops = [s.slot, s.value] + ([s.old] if s.old else [])
+    elif isinstance(s, ScratchCopy):
+        ops = [s.dst, s.src, s.count]
+    elif isinstance(s, ScratchZero):
+        ops = [s.start, s.count]
     elif isinstance(s, Return):
         ops = [s.value]
     else:
@@ -211,6 +248,12 @@ def rename(stmts, mapping, targets=False):
             out.append(GradAdd(s.grad, [r(i) for i in s.index], r(s.value), s.pos))
         elif isinstance(s, Store):
             out.append(Store(r(s.index), r(s.value), s.pos))
+        elif isinstance(s, AStore):
+            out.append(replace(s, slot=r(s.slot), value=r(s.value), old=r(s.old) if s.old else None))
+        elif isinstance(s, ScratchCopy):
+            out.append(ScratchCopy(r(s.dst), r(s.src), r(s.count), s.pos))
+        elif isinstance(s, ScratchZero):
+            out.append(replace(s, start=r(s.start), count=r(s.count)))
         else:
             out.append(s)
     return out

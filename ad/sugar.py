@@ -20,6 +20,7 @@ import types
 import numpy as np
 
 from . import resolve
+from .local_arrays import ArrayInfo
 
 REDUCTIONS = ("np.sum", "np.dot", ".sum()")
 
@@ -95,6 +96,8 @@ class Elementwise:
 
     def is_array(self, name):
         v = self.low.env.get(name)
+        if isinstance(v, ArrayInfo):
+            return True
         return isinstance(v, str) and v in self.low.ctx.arg_names and name not in self.scalars
 
     def k(self, node):
