@@ -56,8 +56,9 @@ def pure_sum_carried(loop, carried, active):
     return True
 
 
-def strip_effects(stmts):
-    """``stmts`` without gradient accumulation, scratch stores and zeroing (``Return`` stays)."""
+def strip_effects(stmts, primal=False):
+    """``stmts`` without gradient accumulation, scratch stores and zeroing (``Return`` stays); ``primal``: also
+    without the reverse sweeps of loops (what is left is the primal computation)."""
     out = []
     for s in stmts:
         if isinstance(s, (GradAdd, Store, ZeroGrad, ScratchCopy)):
@@ -67,10 +68,12 @@ def strip_effects(stmts):
                 continue
             if isinstance(s, AStore) and s.old:
                 s = replace(s, old=None)  # the old value is for the reverse sweep
+        if isinstance(s, For) and s.reverse and primal:
+            continue  # the reverse sweep of a loop (its replay writes local arrays: effects, but not the primal's)
         if isinstance(s, If):
-            s = If(s.cond, strip_effects(s.then), strip_effects(s.orelse), s.pos)
+            s = If(s.cond, strip_effects(s.then, primal), strip_effects(s.orelse, primal), s.pos)
         elif isinstance(s, For):
-            s = s.with_body(strip_effects(s.body))
+            s = s.with_body(strip_effects(s.body, primal))
         out.append(s)
     return out
 

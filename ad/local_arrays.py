@@ -22,7 +22,7 @@ from typing import List
 import numpy as np
 
 from .errors import NO_POS, UnsupportedError, error_at
-from .ir import Assign, Const, ScratchZero, is_var
+from .ir import AStore, Assign, Const, ScratchZero, is_var
 
 _SHAPE_OPS = {"copy", "add", "sub", "mul", "floordiv", "mod", "neg", "shape", "toint", "index"}
 
@@ -90,9 +90,27 @@ def read(low, info, parts, node):
     return low.assign(node, "aload", [slot(low, info, parts, node)], fn=info.name, hint=info.user_name)
 
 
-def layout(arrays, producers, counts, filename, arg_names):
+def write(low, node, target, value):
+    """``target = value`` for a subscript target: a local array's element (inputs are read-only)."""
+    info = low.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
+    if not isinstance(info, ArrayInfo):
+        raise low.unsupported(target, "writing into arrays is not supported for inputs (they are never "
+                                      "written): make a local array (`buf = np.zeros(n)`) or keep values in "
+                                      "scalar variables")
+    parts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+    if any(isinstance(p, ast.Slice) for p in parts):
+        raise low.unsupported(target, "write single elements of a local array (`buf[i] = v`), not slices")
+    at = slot(low, info, parts, target)
+    if isinstance(value, ArrayInfo):
+        raise low.unsupported(node, "an element of a local array is a number: index the array on the right")
+    old = low.assign(target, "aload", [at], fn=info.name, hint=f"{info.user_name}_old")
+    low.emit(AStore(info.name, at, value, old, pos=low.pos(node)))
+
+
+def layout(arrays, producers, counts, filename, arg_names, wrt=()):
     """Statements computing every array's size and offset from the arguments (run first in every generated
-    function), and the operand holding the end of the arrays' regions."""
+    function), and the operand holding the end of the arrays' regions.  A shape may not depend on the
+    parameters (``wrt``): the caller sizes scratch once per batch."""
     out, seen = [], set()
 
     def visit(op, info):
@@ -100,6 +118,10 @@ def layout(arrays, producers, counts, filename, arg_names):
             return
         seen.add(op)
         s = producers.get(op)
+        if s is not None and s.op == "index" and s.args[0] in wrt:
+            raise error_at(s.pos, f"the shape of the local array {info.user_name!r} depends on the parameter "
+                           f"array {s.args[0]!r}: shapes come from the data (shapes, integer arguments, "
+                           "constants), the same for every sample", filename, UnsupportedError)
         if s is None or counts.get(op) != 1 or s.op not in _SHAPE_OPS:
             raise error_at(producers[op].pos if op in producers else NO_POS, f"the shape of the local array "
                            f"{info.user_name!r} must be computed from the kernel's arguments (data shapes, integer "

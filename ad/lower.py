@@ -14,7 +14,7 @@ from . import breaks, local_arrays, resolve, rules
 from .calls import RET, CallsMixin
 from .errors import UnsupportedError, Where, error_at
 from .fold import fold, fold_compare
-from .ir import AStore, Assign, Const, For, If, is_var, parallel_copy
+from .ir import Assign, Const, For, If, is_var, parallel_copy
 from .local_arrays import ArrayInfo
 from .restructure import restructure
 
@@ -116,7 +116,7 @@ class Lowerer(CallsMixin):
             if kind:
                 self.bind(target.id, local_arrays.allocate(self, s, kind, target.id), s)
             elif isinstance(target, ast.Subscript):
-                self.array_write(s, target, self.expr(s.value))
+                local_arrays.write(self, s, target, self.expr(s.value))
             elif isinstance(target, ast.Name):
                 mark = len(self.out)
                 value = self.expr(s.value)
@@ -134,7 +134,7 @@ class Lowerer(CallsMixin):
         elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript):
             current = self.subscript(s.target)
             value = self.expr(s.value)
-            self.array_write(s, s.target, self.binop(s, _BINOP[type(s.op)], current, value))
+            local_arrays.write(self, s, s.target, self.binop(s, _BINOP[type(s.op)], current, value))
         elif isinstance(s, ast.AugAssign):
             current = self.name(s.target)
             value = self.expr(s.value)
@@ -156,22 +156,6 @@ class Lowerer(CallsMixin):
             pass
         else:  # the fence lets nothing else through
             raise self.unsupported(s, f"`{type(s).__name__}` is not supported")
-
-    def array_write(self, node, target, value):
-        """``target = value`` for a subscript target: a local array's element (inputs are read-only)."""
-        info = self.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
-        if not isinstance(info, ArrayInfo):
-            raise self.unsupported(target, "writing into arrays is not supported for inputs (they are never "
-                                           "written): make a local array (`buf = np.zeros(n)`) or keep values in "
-                                           "scalar variables")
-        parts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
-        if any(isinstance(p, ast.Slice) for p in parts):
-            raise self.unsupported(target, "write single elements of a local array (`buf[i] = v`), not slices")
-        slot = local_arrays.slot(self, info, parts, target)
-        if isinstance(value, ArrayInfo):
-            raise self.unsupported(node, "an element of a local array is a number: index the array on the right")
-        old = self.assign(target, "aload", [slot], fn=info.name, hint=f"{info.user_name}_old")
-        self.emit(AStore(info.name, slot, value, old, pos=self.pos(node)))
 
     def named(self, value, name, mark):
         """Give the temporary that holds a just-computed value the user's name (readable generated code)."""

@@ -63,7 +63,7 @@ def compile_kernel(src, wrt="theta"):
         if isinstance(s, Assign):
             producers.setdefault(s.dst, s)
     layout, arrays_end = local_arrays.layout(ctx.local_arrays, producers, loops.assignment_counts(body),
-                                             src.filename, src.arg_names)
+                                             src.filename, src.arg_names, wrt)
     tinfo = types.infer(layout + body, src.arg_names, ctx.array_ndim, src.filename, wrt)
     types.check_bool_arithmetic(body, tinfo, src.filename)
     int_ranges = intrange.check(layout + body, tinfo, src.arg_names, src.filename)
@@ -111,7 +111,7 @@ def _optimised(c, fastmath):
     vg_ir, grad_ir = (optimise(ir, c.types, fresh, arcp, reassoc) for ir in (c.vg_ir, c.grad_ir))
     # ``value`` is ``value_and_grad`` without its gradient work, so both return the same bits: the passes may
     # reassociate the primal's sums differently depending on what the adjoint shares with them
-    value_ir = dce.eliminate(strip_effects(vg_ir), set())
+    value_ir = dce.eliminate(strip_effects(vg_ir, primal=True), set())
     return replace(c, value_ir=value_ir, vg_ir=vg_ir, grad_ir=grad_ir)
 
 
