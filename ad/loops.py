@@ -171,7 +171,7 @@ def bounds_prelude(loop, producers, counts, filename, arg_names, enclosing=(), f
         body = [For(e.var, e.start, e.stop, e.step, body, e.pos)]
         outer, _ = _bound_statements(e, producers, counts, filename, arg_names, {x.var for x in enclosing[:k]})
         body = outer + body
-    return [Assign(bound, "copy", [Const(0)], pos=loop.pos)] + body, "the most iterations it makes", bound
+    return [Assign(bound, "copy", [Const(0)], pos=loop.pos)] + body, "max(trip count)", bound
 
 
 def render(op, producers, arg_names):
