@@ -5,7 +5,7 @@ values get adjoints; data arguments never get a shadow.  Integer and boolean val
 comparison on an active value decides a branch but has no derivative.
 """
 from . import rules
-from .ir import Assign, RuleCall, is_var, walk
+from .ir import AStore, Assign, RuleCall, is_var, walk
 
 NO_DERIVATIVE_OPS = {"cmp", "not", "shape", "toint", "floordiv", "load", "loadint"}  # floor division: piecewise constant
 
@@ -21,10 +21,19 @@ class Activity:
         return is_var(operand) and operand in self.active
 
 
+class _ArrayWrite:
+    """An ``AStore`` seen as an assignment to its array (activity treats a local array as one variable)."""
+
+    def __init__(self, s):
+        self.dst, self.op, self.args, self.fn = s.array, "copy", [s.value], None
+
+
 def _differentiable_inputs(s, wrt):
     """Operands through which ``s`` can carry a derivative."""
     if isinstance(s, RuleCall):
         return [a for a in s.args if is_var(a)]
+    if s.op == "aload":
+        return [s.fn]  # the element's array
     if s.op in NO_DERIVATIVE_OPS:
         return []
     if s.op == "index":
@@ -36,7 +45,9 @@ def _differentiable_inputs(s, wrt):
 
 def analyse(body, ret, wrt, typeinfo):
     stmts = [s for s in walk(body) if isinstance(s, (Assign, RuleCall))]
-    floaty = {s.dst for s in stmts if typeinfo.types.get(s.dst) == "float"}
+    writes = [_ArrayWrite(s) for s in walk(body) if isinstance(s, AStore) and not s.reverse_only]
+    floaty = {s.dst for s in stmts if typeinfo.types.get(s.dst) == "float"} | {w.dst for w in writes}
+    stmts += writes
     varied = set(wrt)
     changed = True
     while changed:

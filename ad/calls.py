@@ -9,7 +9,7 @@ import ast
 import builtins
 import types as pytypes
 
-from . import parse, resolve, rules
+from . import parse, resolve, rules, sugar
 from .ir import Assign, Const, RuleCall
 from .restructure import restructure
 
@@ -21,12 +21,18 @@ class CallsMixin:
     """Call lowering for ``lower.Lowerer`` (uses its ``expr``, ``assign``, ``stmt``, ``err``... methods)."""
 
     def call(self, e):
+        reduction = sugar.reduction_kind(e, self.resolve)
+        if reduction:
+            return sugar.lower_reduction(self, e, reduction)
         fn = self.resolve(e.func)
         args = [self.expr(a) for a in e.args]
         label = resolve.dotted(e.func)
         if fn is builtins.len:
             if len(e.args) != 1:
                 raise self.err(e, "len() takes one argument")
+            info = self.local_array(e.args[0])
+            if info is not None:
+                return info.dims[0]
             arr = self.array_arg(e.args[0])
             return self.assign(e, "shape", [arr, Const(0)], hint="n")
         if fn is builtins.float:

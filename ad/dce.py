@@ -5,13 +5,15 @@ is the value-not-needed variant: everything that only feeds the value disappears
 a Poisson kernel).  Statements with effects (gradient accumulation, scratch stores, zeroing, return) are always
 kept; an assignment is kept when its target is live afterwards.  Loops iterate liveness to a fixpoint.
 """
-from .ir import Assign, For, GradAdd, If, Return, RuleCall, Store, ZeroGrad, is_var, uses
+from .ir import (AStore, Assign, For, GradAdd, If, Return, RuleCall, ScratchCopy, ScratchZero, Store, ZeroGrad, is_var,
+                 uses)
 
-_EFFECTS = (GradAdd, Store, ZeroGrad, Return)
+_EFFECTS = (GradAdd, Store, ZeroGrad, Return, AStore, ScratchCopy, ScratchZero)
 
 
 def _bounds(s):
-    return {o for o in (s.start, s.stop, s.step) if is_var(o)}
+    """What a loop reads itself: its bounds, and the exit flag (at the head of every iteration)."""
+    return {o for o in (s.start, s.stop, s.step, s.exit_flag) if o is not None and is_var(o)}
 
 
 def live_in(stmts, live_out):
@@ -42,9 +44,10 @@ def _loop_defs(s):
 
 
 def _loop_live_out(s, live_after):
-    body_out = set(live_after)
+    head = {s.exit_flag} if s.exit_flag else set()  # read before each next iteration
+    body_out = set(live_after) | head
     while True:
-        new = live_after | (live_in(s.body, body_out) - _loop_defs(s))
+        new = live_after | head | (live_in(s.body, body_out) - _loop_defs(s))
         if new == body_out:
             return body_out
         body_out = new
@@ -89,7 +92,7 @@ def _eliminate_loop(s, live):
         body = eliminate(s.body, _loop_live_out(s, live))
         if not body:
             return None
-        new = For(s.var, s.start, s.stop, s.step, body, s.pos, s.counter, s.reverse, s.loop_id)
+        new = s.with_body(body)
         if _size(body) == _size(s.body):
             return new
         s = new

@@ -9,8 +9,8 @@ from .report import make_report
 
 DEFAULT_FASTMATH = frozenset({"reassoc", "contract", "arcp", "nsz", "afn"})
 _DTYPES = {"float64": np.float64, "float32": np.float32}
-_CPU_FUNCS = ("value", "raw_value_and_grad", "raw_grad", "scratch_size", "value_and_grad", "grad")
-_CUDA_FUNCS = ("value", "raw_value_and_grad", "raw_grad")
+_CPU_FUNCS = ("value", "raw_value_and_grad", "raw_grad", "scratch_size", "value_and_grad", "grad", "raw_value")
+_CUDA_FUNCS = ("value", "raw_value_and_grad", "raw_grad", "raw_value")  # raw_value: kernels with local arrays
 
 
 def differentiate(fn, wrt="theta"):
@@ -38,7 +38,8 @@ class Kernels:
         self.dtype = dtype
         self.module = module
         for n in names:
-            setattr(self, n, getattr(module, n))
+            if hasattr(module, n):  # raw_value only where the kernel has local arrays (value without scratch)
+                setattr(self, n, getattr(module, n))
         self.python = {n: getattr(module, "py_" + n) for n in names if hasattr(module, "py_" + n)}
         if not hasattr(self, "value_and_grad") and not needs_scratch:
             self.value_and_grad = self.raw_value_and_grad
@@ -62,6 +63,7 @@ class Derivative:
         digest = cache.key(*self._key_parts, "python", self.source)
         self._py = cache.load_module(c.name + "_py", digest, self.source)
         self.value = self._py.value
+        self.raw_value = getattr(self._py, "raw_value", None)
         self.value_and_grad = self._py.value_and_grad
         self.grad = self._py.grad
         self.raw_value_and_grad = self._py.raw_value_and_grad
@@ -120,16 +122,15 @@ def _cpu_footer(flags):
         fm = "False"
     lines = ["", "", "import numba", "", f"_OPTIONS = dict(fastmath={fm}, error_model='numpy', cache=True)"]
     for n in _CPU_FUNCS:
-        lines.append(f"py_{n} = {n}")
+        lines.append(f"py_{n} = {n}" if n != "raw_value" else "if 'raw_value' in globals():\n    py_raw_value = raw_value")
     for n in _CPU_FUNCS:
-        lines.append(f"{n} = numba.njit(**_OPTIONS)({n})")
+        lines.append(f"{n} = numba.njit(**_OPTIONS)({n})" if n != "raw_value" else
+                     "if 'raw_value' in globals():\n    raw_value = numba.njit(**_OPTIONS)(raw_value)")
     return "\n".join(lines) + "\n"
 
 
 def _cuda_footer():
     lines = ["", "", "from numba import cuda", ""]
-    for n in _CUDA_FUNCS:
-        lines.append(f"py_{n} = {n}")
-    for n in _CUDA_FUNCS:
-        lines.append(f"{n} = cuda.jit(device=True)({n})")
+    for n in _CUDA_FUNCS:  # a kernel with local arrays has raw_value and no value, the others value only
+        lines.append(f"if {n!r} in globals():\n    py_{n} = {n}\n    {n} = cuda.jit(device=True)({n})")
     return "\n".join(lines) + "\n"

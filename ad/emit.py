@@ -13,7 +13,7 @@ import math
 import re
 
 from .errors import NO_POS
-from .ir import GUARD, Assign, For, GradAdd, If, Return, RuleCall, Store, ZeroGrad, is_var
+from .ir import GUARD, AStore, Assign, For, GradAdd, If, Return, RuleCall, ScratchCopy, ScratchZero, Store, ZeroGrad, is_var
 
 _SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%"}
 
@@ -118,6 +118,14 @@ class Emitter:
             self.w(ind, f"{s.grad}[{idx}] += {self.opnd(s.value, 'float')}")
         elif isinstance(s, Store):
             self.w(ind, f"{self.scratch}[{self.opnd(s.index)}] = {self.opnd(s.value, 'float')}")
+        elif isinstance(s, AStore):
+            self.w(ind, f"{self.scratch}[{self.opnd(s.slot)}] = {self.opnd(s.value, 'float')}")
+        elif isinstance(s, ScratchCopy):
+            self.w(ind, f"for copy_k in range({self.opnd(s.count)}):")
+            self.w(ind + 1, f"{self.scratch}[{self.opnd(s.dst)} + copy_k] = {self.scratch}[{self.opnd(s.src)} + copy_k]")
+        elif isinstance(s, ScratchZero):
+            self.w(ind, f"for zero_k in range({self.opnd(s.count)}):")
+            self.w(ind + 1, f"{self.scratch}[{self.opnd(s.start)} + zero_k] = {self.flit(0.0)}")
         elif isinstance(s, ZeroGrad):
             self.w(ind, f"for zero_k in range({s.grad}.shape[0]):")
             self.w(ind + 1, f"{s.grad}[zero_k] = {self.flit(0.0)}")
@@ -154,6 +162,9 @@ class Emitter:
             else:
                 self.w(ind, f"for {k} in range({trip}):")
             self.w(ind + 1, f"{s.var} = {self.opnd(s.start)} + {k} * {self.opnd(s.step)}")
+        if s.exit_flag and not s.reverse:
+            self.w(ind + 1, f"if {s.exit_flag}:")  # the rest of the loop would do nothing (ir.For)
+            self.w(ind + 2, "break")
         self.emit_block(s.body, ind + 1)
 
     def expr(self, s):
@@ -210,6 +221,8 @@ class Emitter:
             text = f"{self.scratch}[{self.opnd(a[0])}]"
             t = self.types.of(s.dst)
             return f"int({text})" if t == "int" else (f"({text} != 0)" if t == "bool" else text)
+        if op == "aload":  # a local array's element (local_arrays.py)
+            return f"{self.scratch}[{self.opnd(a[0])}]"
         if op == "loadint":
             return f"int({self.scratch}[{self.opnd(a[0])}])"
         if op == "tripcount":

@@ -8,7 +8,7 @@ a name is defined, or a global is a numeric constant, is decided while lowering 
 import ast
 import types as pytypes
 
-from . import parse, resolve, rules
+from . import parse, resolve, rules, sugar
 from .errors import KernelError, Where
 
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
@@ -16,8 +16,8 @@ _AUGOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
 _UNARY = (ast.USub, ast.UAdd, ast.Not)
 
 _STATEMENT_ADVICE = {
-    ast.While: "`while` loops are not supported: use `for i in range(n)` with a trip count from the data",
-    ast.Break: "`break` is not supported: loop over the full range and guard the body with `if`",
+    ast.While: "`while` loops are not supported: write a bounded loop, `for _ in range(max_iter): ... if "
+               "converged: break` (or `for i in range(n)` with a trip count from the data)",
     ast.Continue: "`continue` is not supported: guard the rest of the loop body with `if`",
     ast.With: "`with` is not supported in kernels",
     ast.Try: "`try` is not supported in kernels: a kernel that fails for a sample should return -math.inf",
@@ -124,6 +124,8 @@ class _Checker:
             self.stmt(stmt, in_loop)
 
     def stmt(self, s, in_loop):
+        if isinstance(s, ast.Break):
+            return  # only ever inside a loop (Python's own rule); breaks.py rewrites it
         for kind, advice in _STATEMENT_ADVICE.items():
             if isinstance(s, kind):
                 self.fail(s, advice)
@@ -170,6 +172,10 @@ class _Checker:
         elif isinstance(s, ast.Expr):
             if isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
                 return  # docstring
+            if isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name):
+                for a in s.value.args:
+                    self.expr(a)
+                return  # a helper that writes into a local array passed to it (lowering checks that one is)
             if isinstance(s.value, ast.Call):
                 self.fail(s, "a call whose result is discarded does nothing in a kernel (calls with side "
                              "effects are not supported): assign its result or remove it")
@@ -189,6 +195,8 @@ class _Checker:
                     self.fail(value, "tuple unpacking needs a tuple of the same length on the right: "
                                      "`a, b = theta[0], theta[1]`")
             return
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+            return  # an element of a local array (lowering refuses inputs: they are never written)
         if isinstance(t, ast.Subscript):
             self.fail(t, "writing into arrays is not supported (inputs are never written): keep values in "
                          "scalar variables or accumulate into a scalar")
@@ -238,8 +246,9 @@ class _Checker:
             if _mentions_random(e.func):
                 self.fail(e, "random numbers are not supported in kernels: draw them outside and pass them "
                              "as a data argument")
+            shape_call = isinstance(e.func, ast.Attribute) and e.func.attr in ("zeros", "empty")
             for a in e.args:
-                self.expr(a)
+                self.expr(a, tuple_ok=shape_call)  # np.zeros((n, m)): a shape tuple
         elif isinstance(e, ast.Attribute):
             if _mentions_random(e):
                 self.fail(e, "random numbers are not supported in kernels: draw them outside and pass them "
@@ -252,8 +261,11 @@ class _Checker:
             idx = e.slice
             parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
             for p in parts:
+                if sugar.full_slice(p):
+                    continue  # a row or column; lowering accepts it inside np.sum / np.dot / .sum() (sugar.py)
                 if isinstance(p, ast.Slice):
-                    self.fail(p, "slices are not supported: index single elements inside a loop")
+                    self.fail(p, "slices are not supported: index single elements inside a loop (a whole row "
+                                 "`x[i, :]` or column `x[:, j]` is allowed inside np.sum, np.dot and .sum())")
                 self.expr(p)
         elif isinstance(e, ast.Tuple):
             if not tuple_ok:

@@ -13,8 +13,11 @@ statements and then its adjoint statements right away.  Conditions, all checked 
 The adjoints at the loop exit are then computed ahead of the loop into private names (the real reverse sweep
 later computes them again for the other adjoints, unchanged).
 """
+from dataclasses import replace
+
 from . import dce
-from .ir import Assign, Const, For, GradAdd, If, RuleCall, Store, ZeroGrad, is_var, rename_all, uses, walk
+from .ir import (AStore, Assign, Const, For, GradAdd, If, RuleCall, ScratchCopy, ScratchZero, Store, ZeroGrad, is_var,
+                 rename_all, uses, walk)
 
 
 def pure_sum_carried(loop, carried, active):
@@ -53,16 +56,24 @@ def pure_sum_carried(loop, carried, active):
     return True
 
 
-def strip_effects(stmts):
-    """``stmts`` without gradient accumulation, scratch stores and zeroing (``Return`` stays)."""
+def strip_effects(stmts, primal=False):
+    """``stmts`` without gradient accumulation, scratch stores and zeroing (``Return`` stays); ``primal``: also
+    without the reverse sweeps of loops (what is left is the primal computation)."""
     out = []
     for s in stmts:
-        if isinstance(s, (GradAdd, Store, ZeroGrad)):
+        if isinstance(s, (GradAdd, Store, ZeroGrad, ScratchCopy)):
             continue
+        if isinstance(s, (AStore, ScratchZero)):
+            if s.reverse_only:
+                continue
+            if isinstance(s, AStore) and s.old:
+                s = replace(s, old=None)  # the old value is for the reverse sweep
+        if isinstance(s, For) and s.reverse and primal:
+            continue  # the reverse sweep of a loop (its replay writes local arrays: effects, but not the primal's)
         if isinstance(s, If):
-            s = If(s.cond, strip_effects(s.then), strip_effects(s.orelse), s.pos)
+            s = If(s.cond, strip_effects(s.then, primal), strip_effects(s.orelse, primal), s.pos)
         elif isinstance(s, For):
-            s = For(s.var, s.start, s.stop, s.step, strip_effects(s.body), s.pos, s.counter, s.reverse, s.loop_id)
+            s = s.with_body(strip_effects(s.body, primal))
         out.append(s)
     return out
 
@@ -75,7 +86,7 @@ def exit_adjoints_ahead(after_reverse, targets, available, adjoint_names, tag, i
     accumulators' adjoints), all others start at zero. Returns ``(statements, {target: private name})``."""
     initial = initial or {}
     sliced = dce.eliminate(strip_effects(after_reverse), set(targets))
-    if any(not isinstance(s, Assign) for s in sliced):
+    if any(not isinstance(s, Assign) or s.op == "aload" for s in sliced):  # memory is not known ahead
         return None
     defined = set()
     for s in sliced:

@@ -44,7 +44,7 @@ def _block(stmts, counts):
                 else:
                     kept.append(x)
             out.extend(moved)
-            out.append(For(s.var, s.start, s.stop, s.step, kept, s.pos, s.counter, s.reverse, s.loop_id))
+            out.append(s.with_body(kept))
         else:
             out.append(s)
     return out

@@ -4,7 +4,7 @@ A function body is a list of statements; statements are three-address assignment
 (``range``) and ``If`` regions. Operands are variable names (``str``) or ``Const``. The reverse pass adds a few
 statement kinds that only appear in generated code (gradient accumulation, scratch stores, zeroing).
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import List, Optional, Union
 
 from .errors import NO_POS, Pos
@@ -47,7 +47,12 @@ class If:
 @dataclass
 class For:
     """``for var in range(start, stop, step)``.  ``counter`` names an iteration counter (0, 1, ...) for loops
-    that index scratch; ``reverse`` runs the iterations last to first (reverse sweep)."""
+    that index scratch; ``reverse`` runs the iterations last to first (reverse sweep).
+
+    A loop with ``break`` (breaks.py) has ``exit_flag``, the bool variable ``break`` sets.  The body is guarded
+    by ``not exit_flag``, so the IR is correct read as a plain loop; an iteration that starts with the flag set
+    is a no-op, forward and reverse, which is what lets the emitted forward loop leave at once (``if flag:
+    break``) and the reverse sweep run only the iterations that ran."""
     var: str
     start: Operand
     stop: Operand
@@ -57,6 +62,10 @@ class For:
     counter: Optional[str] = None
     reverse: bool = False
     loop_id: int = -1
+    exit_flag: Optional[str] = None
+
+    def with_body(self, body):
+        return replace(self, body=body)
 
 
 @dataclass
@@ -84,6 +93,37 @@ class Store:
     """``scratch[index] = value`` (loop-carried state kept for the reverse sweep)."""
     index: Operand
     value: Operand
+    pos: Pos = NO_POS
+
+
+@dataclass
+class AStore:
+    """``array[slot] = value`` into a local array's scratch region (local_arrays.py); ``slot`` is the absolute
+    scratch index.  ``old`` names the value read from the slot just before (the reverse sweep writes it back,
+    so the array rolls back as the sweep goes); ``reverse_only`` marks writes of the adjoint sweep."""
+    array: str
+    slot: Operand
+    value: Operand
+    old: Optional[str] = None
+    reverse_only: bool = False
+    pos: Pos = NO_POS
+
+
+@dataclass
+class ScratchCopy:
+    """``scratch[dst:dst+count] = scratch[src:src+count]`` (snapshots of local arrays, reverse sweep only)."""
+    dst: Operand
+    src: Operand
+    count: Operand
+    pos: Pos = NO_POS
+
+
+@dataclass
+class ScratchZero:
+    """``scratch[start:start+count] = 0`` (``np.zeros``; ``reverse_only``: an adjoint array)."""
+    start: Operand
+    count: Operand
+    reverse_only: bool = False
     pos: Pos = NO_POS
 
 
@@ -145,13 +185,19 @@ def uses(s):
     elif isinstance(s, If):
         ops = [s.cond]
     elif isinstance(s, For):
-        ops = [s.start, s.stop, s.step]
+        ops = [s.start, s.stop, s.step] + ([s.exit_flag] if s.exit_flag else [])
     elif isinstance(s, RuleCall):
         ops = s.args
     elif isinstance(s, GradAdd):
         ops = list(s.index) + [s.value]
     elif isinstance(s, Store):
         ops = [s.index, s.value]
+    elif isinstance(s, AStore):
+        ops = [s.slot, s.value] + ([s.old] if s.old else [])
+    elif isinstance(s, ScratchCopy):
+        ops = [s.dst, s.src, s.count]
+    elif isinstance(s, ScratchZero):
+        ops = [s.start, s.count]
     elif isinstance(s, Return):
         ops = [s.value]
     else:
@@ -193,14 +239,21 @@ def rename(stmts, mapping, targets=False):
         elif isinstance(s, If):
             out.append(If(r(s.cond), rename(s.then, mapping, targets), rename(s.orelse, mapping, targets), s.pos))
         elif isinstance(s, For):
-            out.append(For(s.var, r(s.start), r(s.stop), r(s.step), rename(s.body, mapping, targets), s.pos,
-                           s.counter, s.reverse, s.loop_id))
+            out.append(replace(s, start=r(s.start), stop=r(s.stop), step=r(s.step),
+                               body=rename(s.body, mapping, targets),
+                               exit_flag=r(s.exit_flag) if s.exit_flag else None))
         elif isinstance(s, RuleCall):
             out.append(RuleCall(dst(s.dst), s.rule, [r(a) for a in s.args], rename(s.body, mapping, targets), s.pos))
         elif isinstance(s, GradAdd):
             out.append(GradAdd(s.grad, [r(i) for i in s.index], r(s.value), s.pos))
         elif isinstance(s, Store):
             out.append(Store(r(s.index), r(s.value), s.pos))
+        elif isinstance(s, AStore):
+            out.append(replace(s, slot=r(s.slot), value=r(s.value), old=r(s.old) if s.old else None))
+        elif isinstance(s, ScratchCopy):
+            out.append(ScratchCopy(r(s.dst), r(s.src), r(s.count), s.pos))
+        elif isinstance(s, ScratchZero):
+            out.append(replace(s, start=r(s.start), count=r(s.count)))
         else:
             out.append(s)
     return out
@@ -223,7 +276,7 @@ def map_loops(stmts, per_loop):
         elif isinstance(s, For):
             pre, body, post = per_loop(out, s, map_loops(s.body, per_loop))
             out.extend(pre)
-            out.append(For(s.var, s.start, s.stop, s.step, body, s.pos, s.counter, s.reverse, s.loop_id))
+            out.append(s.with_body(body))
             out.extend(post)
         else:
             out.append(s)

@@ -34,7 +34,10 @@ class LoopInfo:
     offset: str = ""           # IR name of this loop's scratch offset
     trip_formula: str = ""     # human-readable trip count in terms of the arguments
     prelude: list = field(default_factory=list)  # statements computing the bounds from the arguments
+    trip_bound: object = None  # operand bounding the trip count when it depends on outer loops' indices
     depth: int = 0
+    exits_early: bool = False  # has a ``break`` (breaks.py)
+    snapshots: List[str] = field(default_factory=list)  # local arrays copied per iteration (array_adjoint.py)
 
     @property
     def slots_per_iteration(self):
@@ -118,24 +121,24 @@ def needed_carried(loop, replay, reverse_body, adjoint_names, function_counts):
     return sorted(live & carried_names(loop, function_counts))
 
 
-def bounds_prelude(loop, producers, counts, filename, arg_names):
-    """Statements computing the loop's bounds from the arguments alone (to run at the top of the function), and
-    a formula for its trip count.
-
-    ``producers`` maps a variable to its defining ``Assign``; ``counts`` says how often each is assigned (a
-    value assigned once, from arguments and constants only, can be recomputed anywhere)."""
-    stmts, seen = [], set()
+def _bound_statements(loop, producers, counts, filename, arg_names, free):
+    """Statements computing ``loop``'s bounds from the arguments and the variables ``free`` (the indices of the
+    loops around it); the ``free`` variables they use."""
+    stmts, seen, used = [], set(), set()
 
     def visit(op):
         if not is_var(op) or op in seen or op in arg_names:
             return
         seen.add(op)
+        if op in free:
+            used.add(op)
+            return
         s = producers.get(op)
         if s is None or counts.get(op) != 1 or s.op not in _PRELUDE_OPS:
             raise error_at(loop.pos,
                 "this loop carries state that must be stored for the reverse sweep, but its trip count is not a "
-                "function of the kernel's arguments (shapes, integer arguments, constants); compute the bounds "
-                "from the arguments", filename, UnsupportedError)
+                "function of the kernel's arguments (shapes, integer arguments, constants) and of the indices of "
+                "the loops around it; compute the bounds from those", filename, UnsupportedError)
         for a in s.args:
             visit(a)
         stmts.append(s)
@@ -144,7 +147,31 @@ def bounds_prelude(loop, producers, counts, filename, arg_names):
         visit(b)
     order = {id(s): k for k, s in enumerate(producers.values())}
     stmts.sort(key=lambda s: order.get(id(s), 0))
-    return stmts, trip_formula(loop, producers, arg_names)
+    return stmts, used
+
+
+def bounds_prelude(loop, producers, counts, filename, arg_names, enclosing=(), fresh=None):
+    """Statements computing the loop's trip count, or a bound on it, from the arguments alone (to run at the top
+    of the function); a formula for it; and the operand holding the bound (None: the loop's own bounds, computed
+    by the statements, give its trip count).
+
+    ``producers`` maps a variable to its defining ``Assign``; ``counts`` says how often each is assigned (a
+    value assigned once, from arguments and constants only, can be recomputed anywhere).  ``enclosing``: the
+    loops around ``loop``, outermost first.  A triangular loop (``range(i + 1)`` inside ``range(n)``) gets the
+    largest trip count over the iterations of the loops around it, computed by running those loops' bounds."""
+    free = {e.var for e in enclosing}
+    stmts, used = _bound_statements(loop, producers, counts, filename, arg_names, free)
+    if not used:
+        return stmts, trip_formula(loop, producers, arg_names), None
+    bound, trip = fresh("trips_max"), fresh("trips")
+    body = stmts + [Assign(trip, "tripcount", [loop.start, loop.stop, loop.step], pos=loop.pos),
+                    Assign(bound, "call", [bound, trip], fn="max", pos=loop.pos)]
+    for k in range(len(enclosing) - 1, -1, -1):
+        e = enclosing[k]
+        body = [For(e.var, e.start, e.stop, e.step, body, e.pos)]
+        outer, _ = _bound_statements(e, producers, counts, filename, arg_names, {x.var for x in enclosing[:k]})
+        body = outer + body
+    return [Assign(bound, "copy", [Const(0)], pos=loop.pos)] + body, "max(trip count)", bound
 
 
 def render(op, producers, arg_names):

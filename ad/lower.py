@@ -10,11 +10,12 @@ import ast
 import builtins
 import types
 
-from . import resolve, rules
+from . import breaks, local_arrays, resolve, rules
 from .calls import RET, CallsMixin
-from .errors import Where
+from .errors import UnsupportedError, Where, error_at
 from .fold import fold, fold_compare
 from .ir import Assign, Const, For, If, is_var, parallel_copy
+from .local_arrays import ArrayInfo
 from .restructure import restructure
 
 _BINOP = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
@@ -34,6 +35,7 @@ class Context:
         self.array_ndim = {}      # kernel argument -> ndim seen in indexing
         self.scalar_args = set()  # kernel arguments used as numbers
         self.returns = []         # positions of the kernel's return values
+        self.local_arrays = []    # local_arrays.ArrayInfo, in allocation order
 
     def fresh(self, hint):
         self.counter += 1
@@ -67,6 +69,7 @@ class Lowerer(CallsMixin):
         self.origin = origin
         self.where = Where(src.filename)
         self.out = None
+        self.nesting = 0  # loops and branches around the statement being lowered
 
     # ---- helpers -------------------------------------------------------------------------------------
     def fresh(self, hint):
@@ -80,6 +83,10 @@ class Lowerer(CallsMixin):
         return self.origin or self.where.pos(node)
 
     def assign(self, node, op, args, fn=None, hint="t"):
+        if any(isinstance(a, ArrayInfo) for a in args):
+            a = next(a for a in args if isinstance(a, ArrayInfo))
+            raise self.unsupported(node, f"the local array {a.user_name!r} is used as a number here: index it "
+                                         f"({a.user_name}[i]); whole-array arithmetic is not supported")
         dst = self.fresh(hint)
         self.emit(Assign(dst, op, list(args), fn, self.pos(node)))
         return dst
@@ -105,7 +112,12 @@ class Lowerer(CallsMixin):
     def stmt(self, s):
         if isinstance(s, ast.Assign):
             target = s.targets[0]
-            if isinstance(target, ast.Name):
+            kind = local_arrays.allocation(s.value, self.resolve) if isinstance(target, ast.Name) else None
+            if kind:
+                self.bind(target.id, local_arrays.allocate(self, s, kind, target.id), s)
+            elif isinstance(target, ast.Subscript):
+                local_arrays.write(self, s, target, self.expr(s.value))
+            elif isinstance(target, ast.Name):
                 mark = len(self.out)
                 value = self.expr(s.value)
                 self.bind(target.id, self.named(value, target.id, mark), s)
@@ -119,6 +131,10 @@ class Lowerer(CallsMixin):
                     self.bind(name, value, s)
         elif isinstance(s, ast.AnnAssign):
             self.bind(s.target.id, self.expr(s.value), s)
+        elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript):
+            current = self.subscript(s.target)
+            value = self.expr(s.value)
+            local_arrays.write(self, s, s.target, self.binop(s, _BINOP[type(s.op)], current, value))
         elif isinstance(s, ast.AugAssign):
             current = self.name(s.target)
             value = self.expr(s.value)
@@ -131,6 +147,11 @@ class Lowerer(CallsMixin):
             self.if_stmt(s)
         elif isinstance(s, ast.For):
             self.for_stmt(s)
+        elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
+            if not any(isinstance(self.env.get(a.id), ArrayInfo) for a in s.value.args if isinstance(a, ast.Name)):
+                raise self.unsupported(s, "a call whose result is discarded does nothing in a kernel (unless it "
+                                          "writes into a local array passed to it): assign its result or remove it")
+            self.call(s.value)  # for its writes into the local arrays passed to it
         elif isinstance(s, (ast.Pass, ast.Expr)):
             pass
         else:  # the fence lets nothing else through
@@ -159,9 +180,11 @@ class Lowerer(CallsMixin):
                 self.stmt(stmt)
             return
         before = dict(self.env)
+        self.nesting += 1
         then = self.block(s.body)
         env_then, self.env = self.env, dict(before)
         orelse = self.block(s.orelse)
+        self.nesting -= 1
         env_else = self.env
         self.env = self.merge(before, env_then, then, env_else, orelse, self.pos(s))
         self.emit(If(cond, then, orelse, self.pos(s)))
@@ -171,8 +194,11 @@ class Lowerer(CallsMixin):
         for name in list(env_a) + [n for n in env_b if n not in env_a]:
             if name in env_a and name in env_b:
                 va, vb = env_a[name], env_b[name]
-                if va == vb:
+                if va is vb or (not isinstance(va, ArrayInfo) and va == vb):
                     merged[name] = va
+                elif isinstance(va, ArrayInfo) or isinstance(vb, ArrayInfo):
+                    raise error_at(pos, f"{name!r} names a local array on one path and something else on the "
+                                        "other: give them different names", self.src.filename, UnsupportedError)
                 else:
                     m = self.fresh(name if name != RET else "ret")
                     out_a.append(Assign(m, "copy", [va], pos=pos))
@@ -196,18 +222,29 @@ class Lowerer(CallsMixin):
             if isinstance(a, Const) and not isinstance(a.value, (int, bool)):
                 raise self.err(node or it, "range() bounds must be integers")
         target = s.target.id
-        written = _assigned_names(s.body) - {target}
+        loop_body, flag = s.body, None
+        if breaks.own_breaks(s.body):
+            self.ctx.counter += 1
+            flag = f"break#{self.ctx.counter}"  # '#': never a user's name
+            self.env[flag] = Const(False)
+            loop_body = breaks.rewrite(s.body, flag, s)
+        written = _assigned_names(loop_body) - {target}
         carried = [n for n in written if n in self.env and n != RET]
         pre = dict(self.env)
         carried_names = {}
         for n in carried:
+            if isinstance(self.env[n], ArrayInfo):
+                raise self.unsupported(s, f"{n!r} names a local array and is assigned inside this loop: give the "
+                                          "new value another name")
             v = self.fresh(n)
             self.emit(Assign(v, "copy", [self.env[n]], pos=self.pos(s)))
             self.env[n] = v
             carried_names[n] = v
         index = self.fresh(target)
         self.env[target] = index
-        body = self.block(s.body)
+        self.nesting += 1
+        body = self.block(loop_body)
+        self.nesting -= 1
         # the copies back into the carried names are one parallel assignment: after `a, b = b, a` the body's
         # values of `a` and `b` ARE the carried names of `b` and `a`, so copying them one at a time would read a
         # carried name already overwritten (F1 in tests/ad/fuzz/FINDINGS.md)
@@ -217,7 +254,7 @@ class Lowerer(CallsMixin):
         self.env = {n: (carried_names.get(n, val)) for n, val in pre.items()}
         if target in pre and target not in carried_names:
             del self.env[target]
-        self.emit(For(index, start, stop, step, body, self.pos(s)))
+        self.emit(For(index, start, stop, step, body, self.pos(s), exit_flag=carried_names.get(flag)))
 
     # ---- expressions ---------------------------------------------------------------------------------
     def expr(self, e):
@@ -355,6 +392,11 @@ class Lowerer(CallsMixin):
         """The Python object an ``a.b.c`` or ``name`` refers to in the function's name space."""
         return resolve.lookup(e, self.src.namespace, self.env, self.where)
 
+    def local_array(self, e):
+        """The ``ArrayInfo`` a name stands for, or None."""
+        v = self.env.get(e.id) if isinstance(e, ast.Name) else None
+        return v if isinstance(v, ArrayInfo) else None
+
     def array_arg(self, e):
         """The kernel argument name an indexed expression refers to."""
         if isinstance(e, ast.Name) and e.id in self.env:
@@ -368,6 +410,12 @@ class Lowerer(CallsMixin):
         idx = e.slice
         parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
         if isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+            info = self.local_array(e.value.value)
+            if info is not None:
+                k = self.expr(parts[0]) if len(parts) == 1 else None
+                if not (isinstance(k, Const) and isinstance(k.value, int) and 0 <= k.value < len(info.dims)):
+                    raise self.err(e, f"{info.user_name}.shape takes one constant index below {len(info.dims)}")
+                return info.dims[k.value]
             arr = self.array_arg(e.value.value)
             if len(parts) != 1:
                 raise self.err(e, "x.shape takes one index")
@@ -375,6 +423,12 @@ class Lowerer(CallsMixin):
             if isinstance(k, Const):
                 self.note_ndim(e, arr, None, min_ndim=k.value + 1)
             return self.assign(e, "shape", [arr, k], hint="n")
+        if any(isinstance(p, ast.Slice) for p in parts):
+            raise self.unsupported(e, "a row `x[i, :]` or column `x[:, j]` is supported only inside np.sum(...), "
+                                      "np.dot(...) and .sum(): index single elements in a loop elsewhere")
+        info = self.local_array(e.value)
+        if info is not None:
+            return local_arrays.read(self, info, parts, e)
         arr = self.array_arg(e.value)
         indices = [self.expr(p) for p in parts]
         self.note_ndim(e, arr, len(indices))

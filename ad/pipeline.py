@@ -6,7 +6,7 @@ prints it for one float width and target.
 from dataclasses import dataclass, replace
 
 from . import activity as activity_pass
-from . import dce, fence, intrange, types
+from . import dce, fence, intrange, local_arrays, loops, types
 from .emit import function_source
 from .errors import NO_POS, KernelError, Pos
 from .fusion import strip_effects
@@ -37,9 +37,11 @@ class Compiled:
     helpers: list
     sources: list
 
+    arrays: list = ()
+
     @property
     def needs_scratch(self):
-        return any(i.stored for i in self.loops)
+        return any(i.stored or i.snapshots for i in self.loops) or bool(self.arrays)
 
 
 def _as_tuple(wrt):
@@ -55,9 +57,16 @@ def compile_kernel(src, wrt="theta"):
                               src.filename, where_line, src.node.col_offset + 1)
     fence.check_kernel(src)
     body, ret, ctx = lower_function(src)
-    tinfo = types.infer(body, src.arg_names, ctx.array_ndim, src.filename, wrt)
+    # local arrays' places in scratch, computed from the arguments first in every generated function
+    producers = {}
+    for s in walk(body):
+        if isinstance(s, Assign):
+            producers.setdefault(s.dst, s)
+    layout, arrays_end = local_arrays.layout(ctx.local_arrays, producers, loops.assignment_counts(body),
+                                             src.filename, src.arg_names, wrt)
+    tinfo = types.infer(layout + body, src.arg_names, ctx.array_ndim, src.filename, wrt)
     types.check_bool_arithmetic(body, tinfo, src.filename)
-    int_ranges = intrange.check(body, tinfo, src.arg_names, src.filename)
+    int_ranges = intrange.check(layout + body, tinfo, src.arg_names, src.filename)
     if is_var(ret) and ret in tinfo.arrays or (ret in wrt):
         line, col = ctx.returns[-1][:2] if ctx.returns else (where_line, 1)
         raise KernelError(f"the kernel returns the array {ret!r}: a kernel returns one scalar (e.g. a sum over "
@@ -75,23 +84,24 @@ def compile_kernel(src, wrt="theta"):
         ret = mapping.get(ret, ret)
     body = dce.eliminate(body, {ret} if is_var(ret) else set())
     body = hoist(body)
-    tinfo = types.infer(body, src.arg_names, tinfo.arrays, src.filename)
+    tinfo = types.infer(layout + body, src.arg_names, tinfo.arrays, src.filename)
     act = activity_pass.analyse(body, ret, wrt, tinfo)
 
-    rev = Reverse(body, ret, act, tinfo, ctx, wrt, src.filename, int_ranges)
+    rev = Reverse(body, ret, act, tinfo, ctx, wrt, src.filename, int_ranges, layout, arrays_end)
     ret_pos = ctx.returns[-1] if ctx.returns else NO_POS
     vg = rev.program(with_value=True)
     vg = dce.eliminate(vg + [Return(rev.value_name or ret, pos=ret_pos)], set())
     gr = dce.eliminate(rev.program(with_value=False), set())
     size_ir, size_ret = rev.scratch_size_program()
-    value_ir = body + [Return(ret, pos=ret_pos)]
+    value_ir = layout + body + [Return(ret, pos=ret_pos)]
     all_ir = value_ir + vg + gr + size_ir
     gtypes = types.infer(all_ir, src.arg_names, tinfo.arrays, src.filename)
     gtypes.int_scalars |= tinfo.int_scalars
     gtypes.int_arrays |= tinfo.int_arrays
     return Compiled(src.name, src.filename, where_line, src.arg_names, wrt,
                     tuple(rev.grad_names[w] for w in wrt), rev.scratch, value_ir, vg, gr, size_ir, size_ret,
-                    gtypes, act, [rev.info[k] for k in sorted(rev.info)], list(ctx.helpers), list(ctx.sources))
+                    gtypes, act, [rev.info[k] for k in sorted(rev.info)], list(ctx.helpers), list(ctx.sources),
+                    list(ctx.local_arrays))
 
 
 def _optimised(c, fastmath):
@@ -101,7 +111,7 @@ def _optimised(c, fastmath):
     vg_ir, grad_ir = (optimise(ir, c.types, fresh, arcp, reassoc) for ir in (c.vg_ir, c.grad_ir))
     # ``value`` is ``value_and_grad`` without its gradient work, so both return the same bits: the passes may
     # reassociate the primal's sums differently depending on what the adjoint shares with them
-    value_ir = dce.eliminate(strip_effects(vg_ir), set())
+    value_ir = dce.eliminate(strip_effects(vg_ir, primal=True), set())
     return replace(c, value_ir=value_ir, vg_ir=vg_ir, grad_ir=grad_ir)
 
 
@@ -143,7 +153,15 @@ def module_source(c, dtype="float64", target="python", fastmath=True):
              f"_nz_mul, _nz_div = selects.for_target({target!r})\n"]
     origin = Pos(c.line, 0, c.filename)
     fs = lambda name, params, ir, doc: function_source(name, params, ir, c.types, dtype, c.scratch, doc, origin)
-    parts.append(fs("value", args, c.value_ir, "primal value"))
+    if c.arrays:  # local arrays live in scratch: the primal takes it too, and value() allocates it
+        parts.append(fs("raw_value", args + [c.scratch], c.value_ir, "primal value; scratch: per-sample buffer "
+                        "of scratch_size(*args) elements (the local arrays live there)"))
+        if target != "cuda":
+            parts.append(f"def value({', '.join(args)}):\n"
+                         f"    {c.scratch} = np.empty(scratch_size({', '.join(args)}), {np_dtype})\n"
+                         f"    return raw_value({', '.join(args + [c.scratch])})\n")
+    else:
+        parts.append(fs("value", args, c.value_ir, "primal value"))
     parts.append(fs("raw_value_and_grad", args + grads + [c.scratch], c.vg_ir,
                     "value and gradient; scratch: per-sample buffer of scratch_size(*args) elements"))
     parts.append(fs("raw_grad", args + grads + [c.scratch], c.grad_ir, "gradient only (value not needed)"))

@@ -37,7 +37,7 @@ def hoist_reciprocals(stmts, types, fresh, _once=None):
             pre, body = _hoist_from_body(body, written, types, fresh)
             out.extend(pre)
             known.update((r.args[1], r.dst) for r in pre if r.args[1] in _once)
-            out.append(For(s.var, s.start, s.stop, s.step, body, s.pos, s.counter, s.reverse, s.loop_id))
+            out.append(s.with_body(body))
         elif isinstance(s, Assign) and _is_reciprocal(s) and is_var(s.args[1]) and s.args[1] in known:
             out.append(Assign(s.dst, "copy", [known[s.args[1]]], pos=s.pos))
         else:

@@ -5,7 +5,8 @@ Phrases are fixed so tests and users can search for them: ``independent-iteratio
 """
 import re
 
-from .loops import CARRIED
+from .ir import Assign, walk
+from .loops import CARRIED, render
 
 
 def user_name(ir_name):
@@ -27,16 +28,37 @@ def make_report(c, scratch_elements=None, itemsize=8, dtype="float64"):
         lines.append("loops: none (straight-line code: every value is recomputed in the reverse sweep, "
                      "nothing stored)")
     terms = []
+    arrays = {a.name: a for a in c.arrays}
+    producers = {s.dst: s for s in walk(c.value_ir) if isinstance(s, Assign)}
+    size_of = lambda a: _size(a, producers, c.arg_names)  # noqa: E731
+    for a in c.arrays:
+        active = c.activity.is_active(a.name)
+        lines.append(f"local array {a.user_name} (line {a.line}): {size_of(a)} elements in scratch"
+                     + (f", and its adjoint ({size_of(a)} more)" if active else " (no derivative flows through it)"))
+        terms.append(f"{'2*' if active else ''}{size_of(a)}")
     for info in c.loops:
         indent = "  " * (info.depth + 1)
         where = f"loop at line {info.line}"
+        if info.exits_early:
+            where += (" (may break: the iterations that ran are counted, the reverse sweep runs only those; "
+                      "scratch is sized for the full range)")
         if info.klass == CARRIED:
             names = ", ".join(dict.fromkeys(user_name(v) for v in info.stored))
             m = info.slots_per_iteration
-            lines.append(f"{indent}{where}: {CARRIED}; the values carried into each iteration ({names}) are "
-                         f"stored in scratch ({m} per iteration x {info.trip_formula} iterations) and read back "
-                         f"in the reverse sweep")
-            terms.append(f"{m}*{info.trip_formula}" if m != 1 else info.trip_formula)
+            if m:
+                lines.append(f"{indent}{where}: {CARRIED}; the values carried into each iteration ({names}) are "
+                             f"stored in scratch ({m} per iteration x {info.trip_formula} iterations) and read "
+                             f"back in the reverse sweep")
+                terms.append(f"{m}*{info.trip_formula}" if m != 1 else info.trip_formula)
+            else:
+                lines.append(f"{indent}{where}: {CARRIED} (local arrays only); its scalars are recomputed")
+            for name in info.snapshots:
+                a = arrays[name]
+                lines.append(f"{indent}  local array {a.user_name}: stored in scratch, a copy per iteration "
+                             f"({size_of(a)} per iteration x {info.trip_formula} iterations), read back before the "
+                             "iteration is replayed; overwritten elements are restored from values recomputed "
+                             "in the replay")
+                terms.append(f"{size_of(a)}*{info.trip_formula}")
         else:
             how = "fused with the forward pass" if info.fused else "replayed in reverse order"
             lines.append(f"{indent}{where}: {info.klass}; nothing stored: each iteration's intermediates are "
@@ -49,3 +71,8 @@ def make_report(c, scratch_elements=None, itemsize=8, dtype="float64"):
     else:
         lines.append("scratch: 0 bytes per sample")
     return "\n".join(lines) + "\n"
+
+
+def _size(a, producers, arg_names):
+    """An array's element count as a formula of the arguments."""
+    return " x ".join(render(d, producers, arg_names) for d in a.dims)

@@ -9,18 +9,24 @@ back at the start of each reverse iteration.  Branches replay their recomputed p
 whose accumulator adjoint is known before the loop (at the top level, or directly inside another fused loop)
 runs its adjoint inside the forward pass instead (``fusion.py``): one pass over the data.
 """
+from dataclasses import replace
+
 from . import fusion, loops, rules
+from .array_adjoint import ArraysMixin, touches_arrays, written_arrays
 from .errors import NO_POS, UnsupportedError, error_at
-from .ir import GUARD, Assign, Const, For, GradAdd, If, RuleCall, ZeroGrad, is_var, rename_all, walk
+from .ir import GUARD, AStore, Assign, Const, For, GradAdd, If, RuleCall, ZeroGrad, is_var, rename_all, walk
 from .partials import lower_adjoint, lower_partials
 
 ZERO = Const(0.0)
 ONE = Const(1.0)
 
 
-class Reverse:
-    def __init__(self, body, ret, activity, typeinfo, ctx, wrt, filename, int_ranges=None):
+class Reverse(ArraysMixin):
+    def __init__(self, body, ret, activity, typeinfo, ctx, wrt, filename, int_ranges=None, layout=(),
+                 arrays_end=Const(0)):
         self.body = body
+        self.layout = list(layout)    # statements placing the local arrays in scratch (local_arrays.layout)
+        self.arrays_end = arrays_end  # the end of their regions
         self.int_ranges = int_ranges or {}  # integer variable -> (lo, hi) (intrange.check): stored integers' width
         self.ret = ret
         self.act = activity
@@ -41,8 +47,10 @@ class Reverse:
         self.adj = {}
         self.fused_code = None
         self.info = {}      # loop_id -> LoopInfo
+        self.enclosing = {}  # loop_id -> the loops around it, outermost first
         self.producers = {s.dst: s for s in walk(body) if isinstance(s, Assign)}
         self.counts = loops.assignment_counts(body)
+        self.init_arrays(getattr(ctx, "local_arrays", []))
         self._number_loops(body, 0)
         self._classify(body)
 
@@ -56,15 +64,17 @@ class Reverse:
         return self.ctx.fresh(hint)
 
     # ---- loop numbering and classification -----------------------------------------------------------
-    def _number_loops(self, stmts, depth):
+    def _number_loops(self, stmts, depth, around=()):
         for s in stmts:
             if isinstance(s, For):
                 s.loop_id = len(self.info)
-                self.info[s.loop_id] = loops.LoopInfo(s.loop_id, s.pos.line, s.pos.col, depth=depth)
-                self._number_loops(s.body, depth + 1)
+                self.enclosing[s.loop_id] = list(around)
+                self.info[s.loop_id] = loops.LoopInfo(s.loop_id, s.pos.line, s.pos.col, depth=depth,
+                                                      exits_early=bool(s.exit_flag))
+                self._number_loops(s.body, depth + 1, tuple(around) + (s,))
             elif isinstance(s, If):
-                self._number_loops(s.then, depth)
-                self._number_loops(s.orelse, depth)
+                self._number_loops(s.then, depth, around)
+                self._number_loops(s.orelse, depth, around)
 
     def _classify(self, stmts):
         """Bottom-up: a loop's class depends on its children's (their stores are part of its replay)."""
@@ -79,14 +89,18 @@ class Reverse:
                 rev = self.reverse_block(s.body)
                 all_adjoints = set(self.adj.values()) | set(self.grad_names.values())
                 needed = loops.needed_carried(s, replay, rev, all_adjoints, self.counts)
-                if needed:
+                needed = [v for v in needed if v != s.exit_flag]  # clear in every iteration the reverse runs
+                info.snapshots = written_arrays(s)
+                if needed or info.snapshots:
                     info.klass = loops.CARRIED
                     info.stored = needed
                     info.widths = [loops.width(self.types.of(v), self.int_ranges.get(v)) for v in needed]
-                    prelude, formula = loops.bounds_prelude(s, self.producers, self.counts, self.filename,
-                                                            self.ctx.arg_names)
+                    prelude, formula, bound = loops.bounds_prelude(s, self.producers, self.counts, self.filename,
+                                                                   self.ctx.arg_names, self.enclosing[s.loop_id],
+                                                                   self.fresh)
                     info.prelude = prelude
                     info.trip_formula = formula
+                    info.trip_bound = bound
                     info.offset = self.fresh(f"scratch_offset{s.loop_id}")
 
     def storing_loops(self):
@@ -99,18 +113,29 @@ class Reverse:
         for s in stmts:
             if isinstance(s, If):
                 out.append(If(s.cond, self.forward(s.then), self.forward(s.orelse), s.pos))
-            elif isinstance(s, For) and self.info[s.loop_id].klass == loops.CARRIED:
+            elif isinstance(s, For) and (self.info[s.loop_id].klass == loops.CARRIED or s.exit_flag):
                 info = self.info[s.loop_id]
-                counter = self.fresh(f"k{s.loop_id}")
-                stores = []
-                slots = self._slots(info, counter, stores, s.pos)
-                for var, slot in zip(info.stored, slots):
-                    loops.store_value(var, slot, self.types.of(var), self.fresh, stores, s.pos)
-                out.append(For(s.var, s.start, s.stop, s.step, stores + list(s.body), s.pos, counter=counter,
-                               loop_id=s.loop_id))
+                head, counter = [], s.counter
+                if info.klass == loops.CARRIED:
+                    counter = self.fresh(f"k{s.loop_id}")
+                    slots = self._slots(info, counter, head, s.pos)
+                    for var, slot in zip(info.stored, slots):
+                        loops.store_value(var, slot, self.types.of(var), self.fresh, head, s.pos)
+                    self.snapshot(info, counter, head, s.pos, restore=False)
+                if s.exit_flag:  # count the iterations that run: the reverse sweep runs as many
+                    trips = self.trips_name(s)
+                    out.append(Assign(trips, "copy", [Const(0)], pos=s.pos))
+                    clear, one = self.fresh("running"), self.fresh("running")
+                    head += [Assign(clear, "not", [s.exit_flag], pos=s.pos),
+                             Assign(one, "toint", [clear], pos=s.pos),
+                             Assign(trips, "add", [trips, one], pos=s.pos)]
+                out.append(replace(s, body=head + list(s.body), counter=counter))
             else:
                 out.append(s)
         return out
+
+    def trips_name(self, loop):
+        return f"trips{loop.loop_id}__{self.scratch}"
 
     def replay(self, loop):
         """The loop body as recomputed inside the reverse sweep: without the copies that hand the carried values
@@ -146,6 +171,8 @@ class Reverse:
                 self.reverse_assign(s, out)
             elif isinstance(s, RuleCall):
                 self.reverse_rule(s, out)
+            elif isinstance(s, AStore):
+                self.reverse_write(s, out)
             elif isinstance(s, If):
                 then = self.reverse_block(s.then)
                 orelse = self.reverse_block(s.orelse)
@@ -165,8 +192,17 @@ class Reverse:
             slots = self._slots(info, counter, head, s.pos)
             for var, slot in zip(info.stored, slots):
                 loops.load_value(var, slot, self.types.of(var), self.fresh, head, s.pos)
+            self.snapshot(info, counter, head, s.pos, restore=True)
+        stop = s.stop
+        if s.exit_flag:
+            # a loop that may break: the reverse runs the iterations that ran (counted by ``forward``), each of
+            # which started with the flag clear (breaks.py)
+            head.append(Assign(s.exit_flag, "copy", [Const(False)], pos=s.pos))
+            span, stop = self.fresh("span"), self.fresh("stop")
+            out.append(Assign(span, "mul", [self.trips_name(s), s.step], pos=s.pos))
+            out.append(Assign(stop, "add", [s.start, span], pos=s.pos))
         body = head + self.replay(s) + self.reverse_block(s.body)
-        out.append(For(s.var, s.start, s.stop, s.step, body, s.pos, counter=counter, reverse=True,
+        out.append(For(s.var, s.start, stop, s.step, body, s.pos, counter=counter, reverse=True,
                        loop_id=s.loop_id))
 
     def accumulate(self, target, value, out, negate=False, pos=NO_POS):
@@ -179,6 +215,9 @@ class Reverse:
     def reverse_assign(self, s, out):
         v = s.dst
         if v not in self.act.active:
+            return
+        if s.op == "aload":
+            self.reverse_read(s, out)
             return
         vb = self.adjoint(v)
         if s.op == "index":  # a read of an active argument's element: its gradient entry gets the adjoint
@@ -242,7 +281,7 @@ class Reverse:
             active = sorted(v for v in carried if self.act.is_active(v))
             info = self.info[s.loop_id]
             available |= carried
-            if info.klass != loops.REDUCTION or not active:
+            if info.klass != loops.REDUCTION or not active or touches_arrays(s):
                 continue
             if not fusion.pure_sum_carried(s, carried, self.act.active):
                 continue
@@ -261,7 +300,7 @@ class Reverse:
             rev_body = rename_all(self.reverse_block(s.body), private)
             body = self.forward_fused(list(s.body)) + rev_body
             self.fused_code[s.loop_id] = pre + [For(s.var, s.start, s.stop, s.step, body, s.pos,
-                                                    loop_id=s.loop_id)]
+                                                    loop_id=s.loop_id, exit_flag=s.exit_flag)]
 
     def forward_fused(self, stmts):
         """``forward(stmts)`` with the fused loops among them replaced by their fused code."""
@@ -277,21 +316,10 @@ class Reverse:
     def program(self, with_value):
         """Statements of ``value_and_grad`` (``with_value``) or ``grad``, before dead-code elimination."""
         out = []
-        for info in self.storing_loops():
-            for st in info.prelude:
-                out.append(st)
-        offset = Const(0)
-        for info in self.storing_loops():
-            loop = self.loop_by_id(info.loop_id)
-            out.append(Assign(info.offset, "copy", [offset], pos=loop.pos))
-            size = self.fresh("scratch_size")
-            trip = self.trip_count(loop, out)
-            out.append(Assign(size, "mul", [trip, Const(info.slots_per_iteration)], pos=loop.pos))
-            nxt = self.fresh("scratch_end")
-            out.append(Assign(nxt, "add", [info.offset, size], pos=loop.pos))
-            offset = nxt
+        self.regions(out)
         for g in self.grad_names.values():
             out.append(ZeroGrad(g))
+        self.zero_adjoint_arrays(out)
         if self.fused_code is None:
             self.fusion_plan()  # once: both variants share it (a decision must not see later loops as fused)
         rev = self.reverse_block(self.body)
@@ -308,23 +336,33 @@ class Reverse:
         out.extend(rev)
         return out
 
+    def regions(self, out):
+        """Statements laying out scratch: the local arrays, their adjoints, then each storing loop's values and
+        array copies; the operand holding the total length (in elements)."""
+        out.extend(self.layout)
+        for info in self.storing_loops():
+            out.extend(info.prelude)
+        end = self.array_regions(self.arrays_end, out)
+        for info in self.storing_loops():
+            loop = self.loop_by_id(info.loop_id)
+            out.append(Assign(info.offset, "copy", [end], pos=loop.pos))
+            size = self.fresh("scratch_size")
+            trip = self.trip_count(loop, out)
+            out.append(Assign(size, "mul", [trip, Const(info.slots_per_iteration)], pos=loop.pos))
+            nxt = self.fresh("scratch_end")
+            out.append(Assign(nxt, "add", [info.offset, size], pos=loop.pos))
+            end = self.snapshot_regions(info, trip, nxt, out, loop.pos)
+        return end
+
     def scratch_size_program(self):
         """Statements computing the scratch length (in elements) into the returned operand."""
         out = []
-        total = Const(0)
-        for info in self.storing_loops():
-            out.extend(info.prelude)
-        for info in self.storing_loops():
-            loop = self.loop_by_id(info.loop_id)
-            trip = self.trip_count(loop, out)
-            size = self.fresh("scratch_size")
-            out.append(Assign(size, "mul", [trip, Const(info.slots_per_iteration)], pos=loop.pos))
-            t = self.fresh("scratch_total")
-            out.append(Assign(t, "add", [total, size], pos=loop.pos))
-            total = t
-        return out, total
+        return out, self.regions(out)
 
     def trip_count(self, loop, out):
+        bound = self.info[loop.loop_id].trip_bound if loop.loop_id in self.info else None
+        if bound is not None:
+            return bound  # computed by the loop's prelude (loops.bounds_prelude)
         t = self.fresh("trip")
         out.append(Assign(t, "tripcount", [loop.start, loop.stop, loop.step], pos=loop.pos))
         return t

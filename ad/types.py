@@ -107,6 +107,8 @@ def _result_type(s, info, filename):
         return "float"
     if op == "load":
         return "bool"  # the stored value's own type wins in the join (scratch holds floats of any origin)
+    if op == "aload":
+        return "float"
     if op in ("tripcount", "loadint"):
         return "int"
     if op == "call":

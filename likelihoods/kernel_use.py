@@ -126,17 +126,17 @@ def _stored_twice(node):
 class _Walker:
     def __init__(self, result, functions, namespace):
         self.result, self.functions, self.namespace = result, functions, namespace
-        self.filename, self.unstable, self.stack = None, set(), []
+        self.filename, self.unstable, self.stack, self.node = None, set(), [], None
 
     # ------------------------------------------------------------------ statements
     def function(self, node, filename, env, loops, guarded, depth, scope=None):
         """Walk one function body; ``scope``: (functions, namespace) it resolves helpers in."""
-        saved = (self.filename, self.unstable, self.functions, self.namespace)
-        self.filename, self.unstable = filename, _stored_twice(node)
+        saved = (self.filename, self.unstable, self.functions, self.namespace, self.node)
+        self.filename, self.unstable, self.node = filename, _stored_twice(node), node
         if scope is not None:
             self.functions, self.namespace = scope
         self.body(node.body, env, loops, guarded, depth)
-        self.filename, self.unstable, self.functions, self.namespace = saved
+        self.filename, self.unstable, self.functions, self.namespace, self.node = saved
 
     def body(self, statements, env, loops, guarded, depth):
         for stmt in statements:
@@ -295,6 +295,8 @@ class _Walker:
     def call(self, e, ctx):
         env, loops, guarded, depth = ctx
         func = e.func
+        if isinstance(func, ast.Attribute) and func.attr in ("sum", "dot") and self.node is not None:
+            return self.reduction(e, ctx)
         if isinstance(func, ast.Name) and func.id == "len" and len(e.args) == 1 and self.arg_of(e.args[0], env):
             name = self.arg_of(e.args[0], env)
             self.need_ndim(name, 1, e)
@@ -328,6 +330,39 @@ class _Walker:
             else:
                 self.expr(arg, ctx)
         return None
+
+    def reduction(self, e, ctx):
+        """``np.sum(e)``, ``e.sum()``, ``np.dot(a, b)`` (nestgrad.ad.sugar): a bare argument name in the operand is
+        a 1-D array unless the function uses it as a number elsewhere (the differentiator's own rule)."""
+        from nestgrad.ad.sugar import scalar_argument_uses
+
+        env = ctx[0]
+        scalars = scalar_argument_uses(self.node, lambda call: isinstance(call.func, ast.Name)
+                                       and self.helper(call.func) is not None)
+        operands = list(e.args) + ([e.func.value] if not isinstance(e.func.value, ast.Name)
+                                   or self.arg_of(e.func.value, env) else [])
+        for operand in operands:
+            for node in ast.walk(operand):
+                name = self.arg_of(node, env) if isinstance(node, ast.Name) else None
+                if name is not None and node.id not in scalars and not _is_base(node, operand):
+                    self.result.uses[name].index_counts.setdefault(1, self.at(node))  # read as x[k]
+                    self.result.uses[name].dynamic = True
+        for operand in operands:
+            self.expr_skipping_arrays(operand, ctx, scalars)
+        return None
+
+    def expr_skipping_arrays(self, e, ctx, scalars):
+        """``expr`` of a reduction's operand, without counting its array names as scalar uses."""
+        env = ctx[0]
+        if isinstance(e, ast.Name) and self.arg_of(e, env) and e.id not in scalars:
+            return
+        if isinstance(e, (ast.BinOp, ast.UnaryOp, ast.Call)) and not (isinstance(e, ast.Call) and not e.args):
+            children = [e.left, e.right] if isinstance(e, ast.BinOp) else (
+                [e.operand] if isinstance(e, ast.UnaryOp) else list(e.args))
+            for c in children:
+                self.expr_skipping_arrays(c, ctx, scalars)
+            return
+        self.expr(e, ctx)
 
     # ------------------------------------------------------------------ helpers
     def helper(self, func):
@@ -417,3 +452,8 @@ def describe(at):
 
 
 __all__ = ["ArgumentUse", "KernelUse", "analyse", "describe", "of_kernel", "theta_problem", "unused_parameters"]
+
+
+def _is_base(name, tree):
+    """``name`` is the array of a subscript inside ``tree`` (a row ``X[i, :]``: counted by ``subscript``)."""
+    return any(isinstance(n, ast.Subscript) and n.value is name for n in ast.walk(tree))

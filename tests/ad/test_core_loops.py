@@ -120,12 +120,23 @@ def test_reduction_fused_only_when_the_accumulator_adjoint_is_known_before_the_l
     assert_gradient_ok(d, ns_of(text)["k"], (np.array([0.4]), np.linspace(-1, 1, 7)))
 
 
-def test_storing_loop_with_bounds_from_an_outer_index_is_rejected():
+def test_storing_loop_with_bounds_from_an_outer_index_gets_the_largest_trip_count():
+    """A triangular loop: its scratch region is sized for the most iterations it makes (loops.bounds_prelude)."""
     text = ("def k(theta, x):\n    s = 0.0\n    for i in range(x.shape[0]):\n        y = theta[0]\n"
             "        for j in range(i):\n            y = y * y * 0.5 + 0.1\n        s += y\n    return s\n")
+    d = from_text(text)
+    x = np.linspace(0.3, 0.6, 6)
+    assert d.scratch_size(np.array([0.8]), x) == 5, "range(i) for i < 6 makes at most 5 iterations"
+    assert_gradient_ok(d, ns_of(text)["k"], (np.array([0.8]), x))
+
+
+def test_storing_loop_with_bounds_from_a_carried_value_is_rejected():
+    text = ("def k(theta, x):\n    s = 0.0\n    m = 1\n    for i in range(x.shape[0]):\n        y = theta[0]\n"
+            "        m = m + i\n        for j in range(m):\n            y = y * y * 0.5 + 0.1\n        s += y\n"
+            "    return s\n")
     with pytest.raises(ad.UnsupportedError) as info:
         from_text(text)
-    assert info.value.lineno == 5 and "trip count" in str(info.value)
+    assert info.value.lineno == 7 and "trip count" in str(info.value)
 
 
 INTEGER_STATE = '''

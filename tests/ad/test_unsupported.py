@@ -30,7 +30,6 @@ CASES = [
     ("recursion", "recursion", (ast.Call, ast.Name)),
     ("recursion_through_helper", "helper_recursion", (ast.Call, ast.Name)),
     ("while_loop", "while", (ast.While,)),
-    ("break_in_loop", "break", (ast.Break,)),
     ("continue_in_loop", "continue", (ast.Continue,)),
     ("return_in_loop", "loop_return", (ast.Return,)),
     ("lambda_expression", "lambda", (ast.Lambda,)),
@@ -47,6 +46,10 @@ CASES = [
     ("global_statement", "global_stmt", (ast.Global,)),
     ("f_string", "fstring", (ast.JoinedStr,)),
     ("discarded_call", "discarded_call", (ast.Expr, ast.Call)),
+    ("sum_with_axis", "sum_axis", (ast.Call,)),
+    ("row_outside_reduction", "row_alone", (ast.Subscript,)),
+    ("reduction_of_scalars", "sum_scalar", (ast.Call,)),
+    ("sliced_range_in_reduction", "sum_slice", (ast.Slice,)),
 ]
 
 

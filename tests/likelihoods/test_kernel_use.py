@@ -123,3 +123,48 @@ def test_the_analysis_runs_once_per_kernel(kernels, monkeypatch):
     kernel = kernel_source.from_file(copy, "shape_only")
     assert kernel.function(theta, x) == 21.0
     assert Likelihood(kernel, ["a"], {"x": x}, backend="python").logl(theta[None, :])[0] == 21.0  # AD reads it too
+
+
+REDUCTIONS = textwrap.dedent('''
+    import math
+    import numpy as np
+
+
+    def gauss_sum(theta, x, y, sigma):
+        return -0.5 * np.sum(((y - theta[0] * x) / sigma) ** 2) - len(x) * math.log(sigma)
+
+
+    def rows(theta, X, y):
+        s = 0.0
+        for i in range(X.shape[0]):
+            s -= (y[i] - np.dot(X[i, :], theta)) ** 2
+        return s - (theta ** 2).sum()
+
+
+    def with_buffer(theta, x):
+        buf = np.zeros(len(x))
+        for i in range(len(x)):
+            buf[i] = theta[0] * x[i]
+        return np.dot(buf, buf)
+''')
+
+
+def test_reductions_and_local_arrays_give_data_shapes(tmp_path):
+    """np.sum / np.dot / .sum() operands are arrays unless used as numbers elsewhere (nestgrad.ad.sugar's rule);
+    the Likelihood then loads 1-D data for them and agrees with the kernel."""
+    path = tmp_path / "reductions.py"
+    path.write_text(REDUCTIONS)
+    r = np.random.default_rng(2)
+    x, y, X = r.normal(size=9), r.normal(size=9), r.normal(size=(9, 2))
+    cases = [("gauss_sum", ["a"], {"x": x, "y": y, "sigma": 0.5}, {"x": 1, "y": 1, "sigma": 0}),
+             ("rows", ["a", "b"], {"X": X, "y": y}, {"X": 2, "y": 1}),
+             ("with_buffer", ["a"], {"x": x}, {"x": 1})]
+    for name, params, values, ndims in cases:
+        kernel = kernel_source.resolve(f"{path}:{name}")
+        use = kernel_use.of_kernel(kernel)
+        for arg, nd in ndims.items():
+            assert use.uses[arg].ndim == nd, (name, arg, use.uses[arg])
+        L = Likelihood(f"{path}:{name}", params, data=values, backend="cpu")
+        thetas = r.uniform(0.5, 1.5, (4, len(params)))
+        want = [kernel.function(t, *values.values()) for t in thetas]
+        np.testing.assert_allclose(L.logl(thetas), want, rtol=1e-12)

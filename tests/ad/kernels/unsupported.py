@@ -81,15 +81,6 @@ def while_loop(theta, x):
     return s
 
 
-def break_in_loop(theta, x):
-    s = 0.0
-    for i in range(x.shape[0]):
-        if x[i] > 3.0:
-            break  # <- break
-        s += theta[0] * x[i]
-    return s
-
-
 def continue_in_loop(theta, x):
     s = 0.0
     for i in range(x.shape[0]):
@@ -185,3 +176,23 @@ def f_string(theta, x):
 def discarded_call(theta, x):
     math.exp(theta[0])  # <- discarded_call
     return theta[0] * x[0]
+
+
+def sum_with_axis(theta, x):
+    return theta[0] * np.sum(x, 0)  # <- sum_axis
+
+
+def row_outside_reduction(theta, x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        r = x[i, :]  # <- row_alone
+        s += theta[0] * x[i, 0]
+    return s
+
+
+def reduction_of_scalars(theta, x):
+    return np.sum(theta[0] * x[0])  # <- sum_scalar
+
+
+def sliced_range_in_reduction(theta, x):
+    return theta[0] * np.sum(x[1:3])  # <- sum_slice

@@ -1,0 +1,195 @@
+"""Reductions users write anyway -- ``np.sum(e)``, ``e.sum()``, ``np.dot(a, b)`` -- lowered into the loop they
+stand for, so they differentiate and compile exactly like the hand-written one:
+
+    total = np.sum(((y - a * x) / s) ** 2)      →     acc = 0.0
+                                                      for k in range(y.shape[0]):
+                                                          acc += ((y[k] - a * x[k]) / s) ** 2
+
+``e`` is an element-wise expression: arithmetic, math functions (``np.exp``, ``math.log``...) and numbers
+around the *array operands*, which are 1-D arrays named directly (``x``) and rows or columns of 2-D arrays
+(``X[i, :]``, ``X[:, j]``).  A bare argument name inside the reduction is an array operand unless the function
+also uses it as a plain number elsewhere (then it is a scalar broadcast over the elements).  The loop runs
+over the first array operand's length; the others must be as long (the data checks of ``likelihoods`` see the
+reads).  Anything else is rejected at its ``file:line:col``.
+
+The accumulator and the index get names no Python identifier can have (``#``).
+"""
+import ast
+import types
+
+import numpy as np
+
+from . import resolve
+from .local_arrays import ArrayInfo
+
+REDUCTIONS = ("np.sum", "np.dot", ".sum()")
+
+
+def reduction_kind(e, resolve):
+    """``'sum'`` or ``'dot'`` when the call ``e`` is one of the reductions, else None.  ``resolve``: the
+    lowerer's name lookup (a KernelError when the name is a local value)."""
+    f = e.func
+    if isinstance(f, ast.Attribute) and f.attr == "sum" and not _is_module_path(f.value, resolve):
+        return "method"
+    try:
+        fn = resolve(f)
+    except Exception:  # a local's attribute: not ours, lowering reports it
+        return None
+    if fn is np.sum:
+        return "sum"
+    if fn is np.dot:
+        return "dot"
+    return None
+
+
+def _is_module_path(e, resolve):
+    try:
+        resolve(e)
+        return True
+    except Exception:
+        return False
+
+
+def scalar_argument_uses(fn_node, passes_arrays):
+    """Names the function uses as plain numbers somewhere outside reductions (not as an array read's base,
+    ``.shape``'s base, ``len``'s argument or an argument of a helper, ``passes_arrays(call)``)."""
+    out = set()
+
+    def visit(node, in_reduction):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id == "len":
+                return
+            if passes_arrays(node):
+                for a in node.args:
+                    if not isinstance(a, ast.Name):
+                        visit(a, in_reduction)
+                return
+            inside = in_reduction or (isinstance(node.func, ast.Attribute) and node.func.attr in ("sum", "dot"))
+            if isinstance(node.func, ast.Attribute):
+                visit(node.func.value, inside)
+            for a in node.args:
+                visit(a, inside)
+        elif isinstance(node, ast.Subscript):
+            visit(node.slice, in_reduction)
+        elif isinstance(node, ast.Attribute):
+            return
+        elif isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load) and not in_reduction:
+                out.add(node.id)
+        else:
+            for child in ast.iter_child_nodes(node):
+                visit(child, in_reduction)
+
+    for s in fn_node.body:
+        visit(s, False)
+    return out
+
+
+class Elementwise:
+    """Rewrites one reduction's operand into its ``k``-th element (an ``ast`` expression)."""
+
+    def __init__(self, low, index):
+        self.low = low
+        self.index = index
+        self.length = None  # ast expression of the loop's trip count (from the first array operand)
+        self.scalars = scalar_argument_uses(low.src.node, lambda call: _helper_call(low, call))
+
+    def is_array(self, name):
+        v = self.low.env.get(name)
+        if isinstance(v, ArrayInfo):
+            return True
+        return isinstance(v, str) and v in self.low.ctx.arg_names and name not in self.scalars
+
+    def k(self, node):
+        return ast.copy_location(ast.Name(id=self.index, ctx=ast.Load()), node)
+
+    def _length(self, name_node, axis, node):
+        if self.length is None:
+            shape = ast.Attribute(value=ast.Name(id=name_node.id, ctx=ast.Load()), attr="shape", ctx=ast.Load())
+            self.length = ast.Subscript(value=shape, slice=ast.Constant(axis), ctx=ast.Load())
+            for n in ast.walk(self.length):
+                ast.copy_location(n, node)
+
+    def element(self, e):
+        if isinstance(e, ast.Name) and self.is_array(e.id):
+            self._length(e, 0, e)
+            return ast.copy_location(ast.Subscript(value=e, slice=self.k(e), ctx=ast.Load()), e)
+        if isinstance(e, ast.Subscript) and _slices(e):
+            return self.row(e)
+        if isinstance(e, ast.BinOp):
+            return ast.copy_location(ast.BinOp(left=self.element(e.left), op=e.op, right=self.element(e.right)), e)
+        if isinstance(e, ast.UnaryOp):
+            return ast.copy_location(ast.UnaryOp(op=e.op, operand=self.element(e.operand)), e)
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len":
+            return e
+        if isinstance(e, ast.Call) and reduction_kind(e, self.low.resolve) is None:
+            return ast.copy_location(ast.Call(func=e.func, args=[self.element(a) for a in e.args], keywords=[]), e)
+        if isinstance(e, (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+            return e  # a number: a scalar, an element read, math.pi, a nested reduction
+        raise self.low.unsupported(e, f"`{type(e).__name__}` is not supported inside np.sum/np.dot: write the "
+                                      "loop out")
+
+    def row(self, e):
+        parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+        if not isinstance(e.value, ast.Name) or not self.is_array(e.value.id):
+            raise self.low.unsupported(e, "only array arguments can be sliced")
+        where = [p for p in parts if isinstance(p, ast.Slice)]
+        if len(parts) != 2 or len(where) != 1:
+            raise self.low.unsupported(e, "inside a reduction, slice one axis of a 2-D array: `x[i, :]` or "
+                                          "`x[:, j]`")
+        axis = parts.index(where[0])
+        self._length(e.value, axis, e)
+        new = [self.k(e) if p is where[0] else p for p in parts]
+        return ast.copy_location(ast.Subscript(value=e.value, slice=ast.Tuple(elts=new, ctx=ast.Load()),
+                                               ctx=ast.Load()), e)
+
+
+def _helper_call(low, call):
+    """A call of a Python helper (inlined): a bare name passed to it may be an array."""
+    try:
+        fn = low.resolve(call.func)
+    except Exception:
+        return False
+    return isinstance(fn, types.FunctionType) and resolve.inlinable(fn)
+
+
+def _slices(e):
+    parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+    return any(isinstance(p, ast.Slice) for p in parts)
+
+
+def full_slice(p):
+    """``:`` with no bounds (the only slice the fence lets through, for rows and columns in reductions)."""
+    return isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None
+
+
+def lower_reduction(low, e, kind):
+    """Emit the loop for the reduction call ``e`` through ``low`` (a ``lower.Lowerer``); its result operand."""
+    if kind == "method":
+        if e.args:
+            raise low.unsupported(e, "`.sum()` takes no arguments in kernels (one axis, the whole 1-D operand)")
+        operand = e.func.value
+    elif kind == "sum":
+        if len(e.args) != 1:
+            raise low.unsupported(e, "np.sum takes one argument in kernels (no axis: sum a row `x[i, :]`)")
+        operand = e.args[0]
+    else:
+        if len(e.args) != 2:
+            raise low.err(e, "np.dot takes two arguments")
+        operand = ast.copy_location(ast.BinOp(left=e.args[0], op=ast.Mult(), right=e.args[1]), e)
+    low.ctx.counter += 1
+    acc, index = f"sum#{low.ctx.counter}", f"k#{low.ctx.counter}"
+    ew = Elementwise(low, index)
+    term = ew.element(operand)
+    if ew.length is None:
+        raise low.unsupported(e, "this reduction has no array operand: name a 1-D array argument (`np.sum(x)`), "
+                                 "a row `x[i, :]` or a column `x[:, j]` in it")
+    loop = ast.For(target=ast.Name(id=index, ctx=ast.Store()),
+                   iter=ast.Call(func=ast.Name(id="range", ctx=ast.Load()), args=[ew.length], keywords=[]),
+                   body=[ast.AugAssign(target=ast.Name(id=acc, ctx=ast.Store()), op=ast.Add(), value=term)],
+                   orelse=[])
+    for n in (loop, loop.target, loop.iter, loop.iter.func, loop.body[0], loop.body[0].target):
+        ast.copy_location(n, e)
+    low.env[acc] = low.constant_of(e, 0.0)
+    low.stmt(loop)
+    return low.env.pop(acc)
