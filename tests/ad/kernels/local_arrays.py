@@ -191,6 +191,7 @@ CASES = [
     Case("mvn_cholesky", mvn_cholesky, _mvn_args, tags=("local array", "2-D", "Cholesky", "triangular solve")),
     Case("running_table", running_table, _running_table_args,
          tags=("local array", "np.empty", "overwrite", ".sum()", "len")),
-    Case("branchy_buffer", branchy_buffer, _branchy_args, tags=("local array", "if/elif", "+=", "np.dot")),
-    Case("newton_2d", newton_2d, _newton_args, tags=("local array", "break", "Newton solver")),
+    Case("branchy_buffer", branchy_buffer, _branchy_args, cuda=True,
+         tags=("local array", "if/elif", "+=", "np.dot")),
+    Case("newton_2d", newton_2d, _newton_args, cuda=True, tags=("local array", "break", "Newton solver")),
 ]
