@@ -121,11 +121,12 @@ def _cpu_footer(flags):
     if fm == "{}":
         fm = "False"
     lines = ["", "", "import numba", "", f"_OPTIONS = dict(fastmath={fm}, error_model='numpy', cache=True)"]
+    optional = "if 'raw_value' in globals():\n    "  # only kernels with local arrays have raw_value
     for n in _CPU_FUNCS:
-        lines.append(f"py_{n} = {n}" if n != "raw_value" else "if 'raw_value' in globals():\n    py_raw_value = raw_value")
+        lines.append(f"py_{n} = {n}" if n != "raw_value" else optional + "py_raw_value = raw_value")
     for n in _CPU_FUNCS:
         lines.append(f"{n} = numba.njit(**_OPTIONS)({n})" if n != "raw_value" else
-                     "if 'raw_value' in globals():\n    raw_value = numba.njit(**_OPTIONS)(raw_value)")
+                     optional + "raw_value = numba.njit(**_OPTIONS)(raw_value)")
     return "\n".join(lines) + "\n"
 
 

@@ -13,7 +13,8 @@ import math
 import re
 
 from .errors import NO_POS
-from .ir import GUARD, AStore, Assign, For, GradAdd, If, Return, RuleCall, ScratchCopy, ScratchZero, Store, ZeroGrad, is_var
+from .ir import (GUARD, AStore, Assign, For, GradAdd, If, Return, RuleCall, ScratchCopy, ScratchZero, Store, ZeroGrad,
+                 is_var)
 
 _SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%"}
 
@@ -122,7 +123,8 @@ class Emitter:
             self.w(ind, f"{self.scratch}[{self.opnd(s.slot)}] = {self.opnd(s.value, 'float')}")
         elif isinstance(s, ScratchCopy):
             self.w(ind, f"for copy_k in range({self.opnd(s.count)}):")
-            self.w(ind + 1, f"{self.scratch}[{self.opnd(s.dst)} + copy_k] = {self.scratch}[{self.opnd(s.src)} + copy_k]")
+            dst, src = self.opnd(s.dst), self.opnd(s.src)
+            self.w(ind + 1, f"{self.scratch}[{dst} + copy_k] = {self.scratch}[{src} + copy_k]")
         elif isinstance(s, ScratchZero):
             self.w(ind, f"for zero_k in range({self.opnd(s.count)}):")
             self.w(ind + 1, f"{self.scratch}[{self.opnd(s.start)} + zero_k] = {self.flit(0.0)}")

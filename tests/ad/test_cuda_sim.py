@@ -24,10 +24,11 @@ if "ad_test_kernels" not in sys.modules:  # run as a script: load the corpus the
     import conftest  # noqa: F401,E402
 
 
-def _batched_kernel_source(nargs, active_positions):
+def _batched_kernel_source(nargs, active_positions, raw_value=False):
     """Text of a @cuda.jit kernel calling the device functions once per sample.
 
     Active arguments arrive as (B, n) arrays, one row per sample; constants are shared by every thread.
+    ``raw_value``: the kernel has local arrays, so its primal takes the sample's scratch row too.
     """
     params = [f"a{k}" for k in range(nargs)]
     grads = [f"g{k}" for k in active_positions]
@@ -39,7 +40,7 @@ def _batched_kernel_source(nargs, active_positions):
         "    if i < values.shape[0]:",
         f"        values[i] = raw_value_and_grad({', '.join(call_args + [g + '[i]' for g in grads])}, scratch[i])",
         f"        raw_grad({', '.join(call_args + [h + '[i]' for h in only])}, scratch[i])",
-        f"        plain_values[i] = value({', '.join(call_args)})",
+        f"        plain_values[i] = value({', '.join(call_args + (['scratch[i]'] if raw_value else []))})",
     ]
     return "\n".join(lines) + "\n"
 
@@ -53,9 +54,10 @@ def _run_case(case, ad, cuda, np, nm, dtype="float64"):
     rng = np.random.default_rng(3)
     per_sample = [[a * rng.uniform(0.97, 1.03, a.shape) if k in positions else a for k, a in enumerate(args)]
                   for _ in range(BATCH)]
+    raw_value = not hasattr(dev, "value")  # local arrays: only raw_value (ad/local_arrays.py)
     namespace = {"cuda": cuda, "raw_value_and_grad": dev.raw_value_and_grad, "raw_grad": dev.raw_grad,
-                 "value": dev.value}
-    exec(_batched_kernel_source(len(args), positions), namespace)
+                 "value": dev.raw_value if raw_value else dev.value}
+    exec(_batched_kernel_source(len(args), positions, raw_value), namespace)
     kernel = cuda.jit(namespace["batched"])
 
     def device(a):

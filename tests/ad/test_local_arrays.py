@@ -104,6 +104,22 @@ def test_mvn_matches_scipy_value(derivatives):
     assert derivatives["mvn_cholesky"].value(theta, x) == pytest.approx(want, rel=1e-12)
 
 
+def test_newton_solve_matches_the_implicit_function_theorem(derivatives):
+    """At convergence dz/dtheta = -J^-1 dF/dtheta (J the Jacobian of F in z), z solved independently by scipy."""
+    optimize = pytest.importorskip("scipy.optimize")
+    theta, target, max_iter = corpus.BY_NAME["newton_2d"].args()
+    for scale in (1.0, 0.8, 1.2):
+        a, b = theta * scale
+        z = optimize.fsolve(lambda z: [z[0] ** 2 + a * z[1] - target[0], z[1] ** 2 + b * z[0] - target[1]],
+                            [1.0, 1.0], xtol=1e-14)
+        jac = np.array([[2 * z[0], a], [b, 2 * z[1]]])
+        dz = -np.linalg.solve(jac, np.array([[z[1], 0.0], [0.0, z[0]]]))
+        want = np.array([2.0, 2.0 * z[1]]) @ dz
+        got = np.zeros(2)
+        derivatives["newton_2d"].value_and_grad(theta * scale, target, max_iter, got)
+        np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
 @pytest.mark.parametrize("case", ARRAY_CASES, ids=lambda c: c.name)
 def test_raw_value_and_report_agree_on_scratch(case, derivatives):
     d = derivatives[case.name]

@@ -161,11 +161,37 @@ def _branchy_args():
     return np.array([0.9, 0.3]), np.array([0.5, -0.4, 0.05, 0.3, -0.3, 0.6, 0.01, -0.05])
 
 
+def newton_2d(theta, target, max_iter):
+    # a 2-D Newton solve of x^2 + a y = t0, y^2 + b x = t1 with a state array and a break on convergence
+    a, b = theta[0], theta[1]
+    z = np.zeros(2)
+    z[0] = 1.0
+    z[1] = 1.0
+    for it in range(max_iter):
+        f0 = z[0] * z[0] + a * z[1] - target[0]
+        f1 = z[1] * z[1] + b * z[0] - target[1]
+        j00, j01, j10, j11 = 2.0 * z[0], a, b, 2.0 * z[1]
+        det = j00 * j11 - j01 * j10
+        d0 = (j11 * f0 - j01 * f1) / det
+        d1 = (-j10 * f0 + j00 * f1) / det
+        z[0] -= d0
+        z[1] -= d1
+        if abs(d0) + abs(d1) < 1e-14:
+            break
+    return z[0] * 2.0 + z[1] * z[1]
+
+
+def _newton_args():
+    return np.array([0.5, 0.3]), np.array([2.0, 1.5]), 40
+
+
 CASES = [
     Case("lotka_volterra_rk4", lotka_volterra_rk4, _lv_args,
          tags=("local array", "loop-carried", "RK4", "helper writes an array", "nested loops")),
     Case("mvn_cholesky", mvn_cholesky, _mvn_args, tags=("local array", "2-D", "Cholesky", "triangular solve")),
     Case("running_table", running_table, _running_table_args,
          tags=("local array", "np.empty", "overwrite", ".sum()", "len")),
-    Case("branchy_buffer", branchy_buffer, _branchy_args, tags=("local array", "if/elif", "+=", "np.dot")),
+    Case("branchy_buffer", branchy_buffer, _branchy_args, cuda=True,
+         tags=("local array", "if/elif", "+=", "np.dot")),
+    Case("newton_2d", newton_2d, _newton_args, cuda=True, tags=("local array", "break", "Newton solver")),
 ]
