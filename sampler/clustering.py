@@ -24,22 +24,14 @@ MIN_SIZE = 5
 SEPARATED = 3.0
 
 
-# Below this largest |correlation| decorrelating would barely move the points: the second pass is skipped (it
-# costs a second n x n distance matrix).
-WEAK_CORRELATION = 0.3
-
-
 def _whiten(points, full):
-    """Coordinates scaled to unit variance, and decorrelated too when ``full`` (None when ``full`` and the
-    coordinates are nearly uncorrelated: the scaled ones already serve)."""
+    """Coordinates scaled to unit variance, and decorrelated too when ``full``."""
     centred = points - points.mean(axis=0)
     cov = np.atleast_2d(np.cov(centred, rowvar=False))
     scale = np.sqrt(np.clip(np.diag(cov), 1e-300, None))
     if not full:
         return centred / scale
     corr = cov / np.outer(scale, scale) + 1e-9 * np.eye(cov.shape[0])
-    if np.max(np.abs(corr - np.diag(np.diag(corr)))) < WEAK_CORRELATION:
-        return None
     try:
         chol = np.linalg.cholesky(corr)
     except np.linalg.LinAlgError:
@@ -110,10 +102,7 @@ def find_clusters(points, k=10, min_size=None, depth=0):
     # component counts only when a gap separates it (the mutual kNN graph of one thin elongated mode can lose a
     # tip). Then decorrelated coordinates, where one elongated mode looks round and two parallel ridges come apart.
     for full in (False, True):
-        white = _whiten(points, full)
-        if white is None:
-            return np.zeros(n, dtype=np.int64)
-        ncomp, labels, dist2, kth = _knn_components(white, min(k, n - 1))
+        ncomp, labels, dist2, kth = _knn_components(_whiten(points, full), min(k, n - 1))
         if ncomp > 1:
             labels = _absorb_small(labels, dist2, min_size if full else n + 1, (SEPARATED * kth) ** 2)
         ids = np.unique(labels)
