@@ -90,14 +90,17 @@ def build(points, labels, dense=True) -> Geometry:
     points = np.asarray(points, dtype=np.float64)
     d = points.shape[1]
     members = [points[labels == c] for c in range(int(labels.max()) + 1)]
-    largest = max(members, key=len)
-    if len(largest) > d + 1:
-        ref = _cluster_shape(largest, dense, None)
-        reference = (ref[2], ref[3], len(largest))
+    largest = max(range(len(members)), key=lambda c: len(members[c]))
+    ref_shape = None
+    if len(members[largest]) > d + 1:
+        ref_shape = _cluster_shape(members[largest], dense, None)
+        reference = (ref_shape[2], ref_shape[3], len(members[largest]))
     else:  # too few points anywhere: the whole set's spread, one covariance radius
         cov = np.atleast_2d(np.cov(points, rowvar=False)) if points.shape[0] > 1 else np.eye(d) / 12.0
         reference = (cov, 1.0, points.shape[0])
-    shapes = [_cluster_shape(m, dense, reference) for m in members]
+    # The largest cluster's shape is computed once (this runs every iteration).
+    shapes = [ref_shape if c == largest and ref_shape is not None else _cluster_shape(m, dense, reference)
+              for c, m in enumerate(members)]
     log_volume = np.array([s[4] for s in shapes])
     share = np.exp(log_volume - log_volume.max())
     cdf = np.cumsum(share / share.sum())
