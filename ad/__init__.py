@@ -8,12 +8,12 @@ if __name__ == "ad":  # imported by its pre-package name from a source checkout:
 
     alias_if_old_name(__name__)
 
-from . import special
+from . import linalg, special
 from .check import GradientCheck, check_gradient
 from .derivative import Derivative, differentiate, differentiate_source
 from .emit import source_line
 from .errors import KernelError, UnsupportedError
 from .rules import rule
 
-__all__ = ["differentiate", "differentiate_source", "Derivative", "rule", "special", "check_gradient",
+__all__ = ["differentiate", "differentiate_source", "Derivative", "rule", "special", "linalg", "check_gradient",
            "GradientCheck", "KernelError", "UnsupportedError", "source_line"]

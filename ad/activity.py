@@ -5,7 +5,7 @@ values get adjoints; data arguments never get a shadow.  Integer and boolean val
 comparison on an active value decides a branch but has no derivative.
 """
 from . import rules
-from .ir import AStore, Assign, RuleCall, is_var, walk
+from .ir import AStore, Assign, ExtCall, RuleCall, View, is_var, walk
 
 NO_DERIVATIVE_OPS = {"cmp", "not", "shape", "toint", "floordiv", "load", "loadint"}  # floor division: piecewise constant
 
@@ -28,6 +28,15 @@ class _ArrayWrite:
         self.dst, self.op, self.args, self.fn = s.array, "copy", [s.value], None
 
 
+class _CallOutput:
+    """One output of an external call (its result, or a local array it writes) seen as an assignment from every
+    argument: the call is opaque, so each output may depend on every input."""
+
+    def __init__(self, s, target):
+        self.dst, self.op, self.fn = target, "external", None
+        self.args = [a.array if isinstance(a, View) else a for a in s.args if a is not None]
+
+
 def _differentiable_inputs(s, wrt):
     """Operands through which ``s`` can carry a derivative."""
     if isinstance(s, RuleCall):
@@ -46,6 +55,8 @@ def _differentiable_inputs(s, wrt):
 def analyse(body, ret, wrt, typeinfo):
     stmts = [s for s in walk(body) if isinstance(s, (Assign, RuleCall))]
     writes = [_ArrayWrite(s) for s in walk(body) if isinstance(s, AStore) and not s.reverse_only]
+    writes += [_CallOutput(s, t) for s in walk(body) if isinstance(s, ExtCall) and not s.reverse_only
+               for t in list(s.results) + list(s.writes)]
     floaty = {s.dst for s in stmts if typeinfo.types.get(s.dst) == "float"} | {w.dst for w in writes}
     stmts += writes
     varied = set(wrt)

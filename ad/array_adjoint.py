@@ -13,18 +13,22 @@
 A loop that reads or writes a local array is never fused with its reverse (fusion.py): the adjoint array is
 memory, whose order of updates the fused form would change.
 """
-from .ir import AStore, Assign, Const, ScratchCopy, ScratchZero, walk
+from .ir import AStore, Assign, Const, ExtCall, ScratchCopy, ScratchZero, walk
 
 ZERO = Const(0.0)
 
 
 def written_arrays(loop):
-    """Local arrays the loop body writes (its own writes and its inner loops')."""
-    return sorted({s.array for s in walk(loop.body) if isinstance(s, AStore) and not s.reverse_only})
+    """Local arrays the loop body writes (its own writes, its inner loops' and its external calls')."""
+    out = {s.array for s in walk(loop.body) if isinstance(s, AStore) and not s.reverse_only}
+    out.update(w for s in walk(loop.body) if isinstance(s, ExtCall) and not s.reverse_only for w in s.writes)
+    return sorted(out)
 
 
 def touches_arrays(loop):
-    return any(isinstance(s, AStore) or (isinstance(s, Assign) and s.op == "aload") for s in walk(loop.body))
+    """True when the loop reads or writes memory (external calls included: they are never fused)."""
+    return any(isinstance(s, (AStore, ExtCall)) or (isinstance(s, Assign) and s.op == "aload")
+               for s in walk(loop.body))
 
 
 class ArraysMixin:

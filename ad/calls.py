@@ -1,6 +1,6 @@
 """Lowering of calls inside kernels: builtins, ``math`` functions, functions with derivative rules (inlined primal
-plus a ``RuleCall`` the reverse pass differentiates by the rule) and plain-Python helpers (inlined and
-differentiated through).
+plus a ``RuleCall`` the reverse pass differentiates by the rule; adjoint-form rules and compiled primals are
+called instead, external.py) and plain-Python helpers (inlined and differentiated through).
 
 A mixin of ``lower.Lowerer``: inlining lowers the callee's body with the same machinery as the kernel's, and the
 kernel's expressions lower calls.  This module does not import ``lower``; ``type(self)`` is the lowerer class.
@@ -9,7 +9,7 @@ import ast
 import builtins
 import types as pytypes
 
-from . import parse, resolve, rules, sugar
+from . import external, parse, resolve, rules, sugar
 from .ir import Assign, Const, RuleCall
 from .restructure import restructure
 
@@ -25,8 +25,13 @@ class CallsMixin:
         if reduction:
             return sugar.lower_reduction(self, e, reduction)
         fn = self.resolve(e.func)
+        rule = rules.user_rule(fn)
+        if isinstance(rule, rules.AdjointRule):  # called, not inlined (external.py)
+            return external.lower_call(self, e, fn, rule, discard=False)
         args = [self.expr(a) for a in e.args]
         label = resolve.dotted(e.func)
+        if isinstance(rule, rules.FunctionRule) and not isinstance(fn, pytypes.FunctionType):
+            return self.rule_call(e, fn, rule, args)  # a compiled primal with inlined partials
         if fn is builtins.len:
             if len(e.args) != 1:
                 raise self.err(e, "len() takes one argument")
@@ -122,10 +127,23 @@ class CallsMixin:
             raise sub.err(src.node, f"{fn.__name__} does not return a value on every path")
         return sub.env[RET]
 
+    def external_statement(self, e):
+        """``f(...)`` on its own line when ``f`` has an adjoint rule (it writes into local arrays); else False."""
+        fn = self.resolve(e.func)
+        rule = rules.user_rule(fn)
+        if not isinstance(rule, rules.AdjointRule):
+            return False
+        external.lower_call(self, e, fn, rule, discard=True)
+        return True
+
     def rule_call(self, e, fn, rule, args):
         saved = self.out
         self.out = []
-        value = self.inline(e, fn, args)
+        if isinstance(fn, pytypes.FunctionType):
+            value = self.inline(e, fn, args)
+        else:
+            self.check_nargs(e, rule.name, args, len(rules.parameters(fn)))
+            value = external.primal_call(self, e, fn, args)
         body = self.out
         self.out = saved
         dst = self.fresh(fn.__name__)

@@ -5,8 +5,8 @@ is the value-not-needed variant: everything that only feeds the value disappears
 a Poisson kernel).  Statements with effects (gradient accumulation, scratch stores, zeroing, return) are always
 kept; an assignment is kept when its target is live afterwards.  Loops iterate liveness to a fixpoint.
 """
-from .ir import (AStore, Assign, For, GradAdd, If, Return, RuleCall, ScratchCopy, ScratchZero, Store, ZeroGrad, is_var,
-                 uses)
+from .ir import (AStore, Assign, ExtCall, For, GradAdd, If, Return, RuleCall, ScratchCopy, ScratchZero, Store,
+                 ZeroGrad, is_var, uses)
 
 _EFFECTS = (GradAdd, Store, ZeroGrad, Return, AStore, ScratchCopy, ScratchZero)
 
@@ -29,6 +29,10 @@ def _step(s, live):
         if s.dst in live:
             live = (live - {s.dst}) | uses(s)
         return live
+    if isinstance(s, ExtCall):
+        if _kept(s, live):
+            live = (live - set(s.results)) | uses(s)
+        return live
     if isinstance(s, _EFFECTS):
         return live | uses(s)
     if isinstance(s, If):
@@ -37,6 +41,12 @@ def _step(s, live):
         body_out = _loop_live_out(s, live)
         return ((body_out | live_in(s.body, body_out)) - _loop_defs(s)) | _bounds(s) | (live - _loop_defs(s))
     raise AssertionError(type(s))
+
+
+def _kept(s, live):
+    """An external call stays when its result is used, it writes arrays, or it is an adjoint (which writes
+    adjoint arrays and gradients)."""
+    return s.reverse_only or bool(s.writes) or any(v in live for v in s.results)
 
 
 def _loop_defs(s):
@@ -60,6 +70,9 @@ def eliminate(stmts, live_out):
     for s in reversed(stmts):
         if isinstance(s, (Assign, RuleCall)):
             if s.dst not in live:
+                continue
+        elif isinstance(s, ExtCall):
+            if not _kept(s, live):
                 continue
         elif isinstance(s, If):
             then = eliminate(s.then, live)

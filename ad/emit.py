@@ -12,9 +12,10 @@ back to the kernel by ``source_line``.  Code of ad.special and of derivative rul
 import math
 import re
 
+from . import external
 from .errors import NO_POS
-from .ir import (GUARD, AStore, Assign, For, GradAdd, If, Return, RuleCall, ScratchCopy, ScratchZero, Store, ZeroGrad,
-                 is_var)
+from .ir import (GUARD, AStore, Assign, ExtCall, For, GradAdd, If, Return, RuleCall, ScratchCopy, ScratchZero, Store,
+                 View, ZeroGrad, is_var)
 
 _SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%"}
 
@@ -114,6 +115,8 @@ class Emitter:
                 self.emit_block(s.orelse, ind + 1)
         elif isinstance(s, For):
             self.emit_for(s, ind)
+        elif isinstance(s, ExtCall):
+            self.emit_external(s, ind)
         elif isinstance(s, GradAdd):
             idx = ", ".join(self.opnd(i) for i in s.index)
             self.w(ind, f"{s.grad}[{idx}] += {self.opnd(s.value, 'float')}")
@@ -135,6 +138,30 @@ class Emitter:
             self.w(ind, f"return {self.opnd(s.value) if s.as_int else self.opnd(s.value, 'float')}")
         else:
             raise AssertionError(type(s))
+
+    def emit_external(self, s, ind):
+        """A call of a function that is not inlined (external.py); local arrays go as views of scratch."""
+        call = f"{external.global_name(s.fn)}({', '.join(self.call_argument(a) for a in s.args)})"
+        if not s.results:
+            self.w(ind, call)
+        elif not s.reverse_only:
+            self.w(ind, f"{s.results[0]} = {self.tof(call)}")
+        else:  # an adjoint returns a tuple: the adjoints of the number arguments
+            self.w(ind, f"{', '.join(s.results)}, = {call}")
+            for v in s.results:
+                self.w(ind, f"{v} = {self.tof(v)}")
+
+    def call_argument(self, a):
+        if a is None:
+            return "None"
+        if isinstance(a, View):
+            dims = [self.opnd(d) for d in a.dims]
+            size = " * ".join(f"({d})" for d in dims) if len(dims) > 1 else dims[0]
+            view = f"{self.scratch}[{self.opnd(a.offset)}:{self.opnd(a.offset)} + {size}]"
+            return view if len(dims) == 1 else f"{view}.reshape(({', '.join(dims)}))"
+        if is_var(a) and self.types.of(a) == "array":
+            return a
+        return self.opnd(a)
 
     def trip(self, start, stop, step):
         a, b = self.opnd(start), self.opnd(stop)

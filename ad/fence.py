@@ -85,6 +85,8 @@ def _callees(src):
         if not (isinstance(fn, pytypes.FunctionType) and resolve.inlinable(fn)):
             continue
         rule = rules.lookup(fn)
+        if isinstance(rule, rules.AdjointRule):
+            continue  # called, never read (external.py)
         yield fn, id(node) in unpacked and rule is None
         if isinstance(rule, rules.FunctionRule):
             yield rule.function, True
@@ -172,10 +174,9 @@ class _Checker:
         elif isinstance(s, ast.Expr):
             if isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
                 return  # docstring
-            if isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name):
-                for a in s.value.args:
-                    self.expr(a)
-                return  # a helper that writes into a local array passed to it (lowering checks that one is)
+            if isinstance(s.value, ast.Call) and isinstance(s.value.func, (ast.Name, ast.Attribute)):
+                self.expr(s.value)
+                return  # a helper or ad.linalg function writing into local arrays (lowering checks that it does)
             if isinstance(s.value, ast.Call):
                 self.fail(s, "a call whose result is discarded does nothing in a kernel (calls with side "
                              "effects are not supported): assign its result or remove it")

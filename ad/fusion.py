@@ -16,8 +16,8 @@ later computes them again for the other adjoints, unchanged).
 from dataclasses import replace
 
 from . import dce
-from .ir import (AStore, Assign, Const, For, GradAdd, If, RuleCall, ScratchCopy, ScratchZero, Store, ZeroGrad, is_var,
-                 rename_all, uses, walk)
+from .ir import (AStore, Assign, Const, ExtCall, For, GradAdd, If, RuleCall, ScratchCopy, ScratchZero, Store, ZeroGrad,
+                 is_var, rename_all, uses, walk)
 
 
 def pure_sum_carried(loop, carried, active):
@@ -53,6 +53,8 @@ def pure_sum_carried(loop, carried, active):
         elif isinstance(s, RuleCall):
             if any(is_var(a) and a in origin for a in s.args):
                 return False
+        elif isinstance(s, ExtCall):
+            return False  # (never reached: a loop with an external call touches memory, see touches_arrays)
     return True
 
 
@@ -63,11 +65,13 @@ def strip_effects(stmts, primal=False):
     for s in stmts:
         if isinstance(s, (GradAdd, Store, ZeroGrad, ScratchCopy)):
             continue
-        if isinstance(s, (AStore, ScratchZero)):
+        if isinstance(s, (AStore, ScratchZero, ExtCall)):
             if s.reverse_only:
                 continue
             if isinstance(s, AStore) and s.old:
                 s = replace(s, old=None)  # the old value is for the reverse sweep
+            if isinstance(s, ExtCall) and s.saved:
+                s = replace(s, saved=())  # so are the copies of what the call overwrites
         if isinstance(s, For) and s.reverse and primal:
             continue  # the reverse sweep of a loop (its replay writes local arrays: effects, but not the primal's)
         if isinstance(s, If):

@@ -6,7 +6,7 @@ also blocks vectorisation, since the compiler cannot rule out aliasing between t
 Only cheap operations that cannot fail are moved (array reads with invariant indices, + - * and copies);
 ``/``, ``**`` and math calls stay where they are.
 """
-from .ir import Assign, For, If, is_var, walk
+from .ir import Assign, For, If, assigned, is_var, walk
 
 _MOVABLE = {"index", "shape", "add", "sub", "mul", "neg", "copy", "cmp"}
 
@@ -33,8 +33,7 @@ def _block(stmts, counts):
             out.append(If(s.cond, _block(s.then, counts), _block(s.orelse, counts), s.pos))
         elif isinstance(s, For):
             inner = _block(s.body, counts)
-            written = {x.dst for x in walk(inner) if isinstance(x, Assign)} | {s.var}
-            written |= {x.var for x in walk(inner) if isinstance(x, For)}
+            written = assigned(inner) | {s.var}  # (rule calls' and external calls' results included)
             moved, kept = [], []
             for x in inner:
                 if (isinstance(x, Assign) and x.op in _MOVABLE and counts.get(x.dst) == 1

@@ -79,6 +79,32 @@ class RuleCall:
     pos: Pos = NO_POS
 
 
+@dataclass(frozen=True)
+class View:
+    """A local array (or its adjoint) passed whole to an external call: ``scratch[offset:offset + size]`` shaped
+    ``dims`` (external.py)."""
+    array: str
+    offset: Operand
+    dims: tuple
+
+
+@dataclass
+class ExtCall:
+    """``results = fn(args)``: a call of a function with an adjoint rule, never inlined (external.py).  ``fn``
+    names it in the generated module; ``args`` are operands, ``View``s, array argument names or None;
+    ``results`` get the returned value (one name) or the entries of a returned tuple.  ``rule`` is the
+    ``rules.AdjointRule``; ``writes`` the local arrays the call may write; ``saved`` the scratch offsets their
+    contents are copied to before it (none: no copy needed); ``reverse_only`` marks the adjoint's call."""
+    fn: str
+    args: List
+    results: List[str]
+    rule: object = None
+    writes: tuple = ()
+    saved: tuple = ()
+    reverse_only: bool = False
+    pos: Pos = NO_POS
+
+
 @dataclass
 class GradAdd:
     """``grad[index] += value`` (reverse sweep: an active array element's adjoint)."""
@@ -171,6 +197,8 @@ def assigned(stmts):
     for s in walk(stmts):
         if isinstance(s, (Assign, RuleCall)):
             out.add(s.dst)
+        elif isinstance(s, ExtCall):
+            out.update(s.results)
         elif isinstance(s, For):
             out.add(s.var)
             if s.counter:
@@ -188,6 +216,8 @@ def uses(s):
         ops = [s.start, s.stop, s.step] + ([s.exit_flag] if s.exit_flag else [])
     elif isinstance(s, RuleCall):
         ops = s.args
+    elif isinstance(s, ExtCall):
+        ops = [o for a in s.args for o in _call_operands(a)] + list(s.saved)
     elif isinstance(s, GradAdd):
         ops = list(s.index) + [s.value]
     elif isinstance(s, Store):
@@ -203,6 +233,13 @@ def uses(s):
     else:
         ops = []
     return {o for o in ops if is_var(o)}
+
+
+def _call_operands(a):
+    """The operands an external call's argument reads: a view's offset and dimensions, or the argument."""
+    if isinstance(a, View):
+        return [a.offset, *a.dims]
+    return [] if a is None else [a]
 
 
 def parallel_copy(pairs, fresh, pos=NO_POS):
@@ -244,6 +281,11 @@ def rename(stmts, mapping, targets=False):
                                exit_flag=r(s.exit_flag) if s.exit_flag else None))
         elif isinstance(s, RuleCall):
             out.append(RuleCall(dst(s.dst), s.rule, [r(a) for a in s.args], rename(s.body, mapping, targets), s.pos))
+        elif isinstance(s, ExtCall):
+            args = [View(a.array, r(a.offset), tuple(r(d) for d in a.dims)) if isinstance(a, View) else
+                    (None if a is None else r(a)) for a in s.args]
+            out.append(replace(s, args=args, results=[dst(v) for v in s.results],
+                               saved=tuple(r(v) for v in s.saved)))
         elif isinstance(s, GradAdd):
             out.append(GradAdd(s.grad, [r(i) for i in s.index], r(s.value), s.pos))
         elif isinstance(s, Store):

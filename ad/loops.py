@@ -15,7 +15,7 @@ from typing import List
 
 from . import dce
 from .errors import UnsupportedError, error_at
-from .ir import Assign, Const, For, If, RuleCall, Store, is_var, walk
+from .ir import Assign, Const, ExtCall, For, If, RuleCall, Store, is_var, walk
 
 REDUCTION = "independent-iteration reduction"
 CARRIED = "loop-carried state"
@@ -102,7 +102,8 @@ def assignment_counts(stmts):
     """How many statements assign each variable (loop variables included)."""
     counts = {}
     for s in walk(stmts):
-        names = [s.dst] if isinstance(s, (Assign, RuleCall)) else ([s.var] if isinstance(s, For) else [])
+        names = [s.dst] if isinstance(s, (Assign, RuleCall)) else ([s.var] if isinstance(s, For) else
+                                                                   list(s.results) if isinstance(s, ExtCall) else [])
         for n in names:
             counts[n] = counts.get(n, 0) + 1
     return counts

@@ -147,6 +147,8 @@ class Lowerer(CallsMixin):
             self.if_stmt(s)
         elif isinstance(s, ast.For):
             self.for_stmt(s)
+        elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and self.external_statement(s.value):
+            pass  # a call of a function with an adjoint rule, for its writes into local arrays
         elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
             if not any(isinstance(self.env.get(a.id), ArrayInfo) for a in s.value.args if isinstance(a, ast.Name)):
                 raise self.unsupported(s, "a call whose result is discarded does nothing in a kernel (unless it "

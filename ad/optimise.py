@@ -7,7 +7,7 @@ factoring of invariant multiplicands out of accumulations, then dead-code elimin
 from . import dce
 from .factoring import factor_accumulations
 from .forwarding import forward_invariants
-from .ir import Assign, For, RuleCall, walk
+from .ir import Assign, ExtCall, For, RuleCall, assigned, uses, walk
 from .reciprocal import hoist_reciprocals
 
 
@@ -21,6 +21,8 @@ class NameSource:
                 if isinstance(s, (Assign, RuleCall)):
                     self.taken.add(s.dst)
                     self.taken.update(a for a in s.args if isinstance(a, str))
+                elif isinstance(s, ExtCall):
+                    self.taken.update(assigned([s]) | uses(s))
                 elif isinstance(s, For):
                     self.taken.update(x for x in (s.var, s.counter) if x)
         self.n = 0

@@ -5,7 +5,7 @@ Phrases are fixed so tests and users can search for them: ``independent-iteratio
 """
 import re
 
-from .ir import Assign, walk
+from .ir import Assign, ExtCall, walk
 from .loops import CARRIED, render
 
 
@@ -36,6 +36,8 @@ def make_report(c, scratch_elements=None, itemsize=8, dtype="float64"):
         lines.append(f"local array {a.user_name} (line {a.line}): {size_of(a)} elements in scratch"
                      + (f", and its adjoint ({size_of(a)} more)" if active else " (no derivative flows through it)"))
         terms.append(f"{'2*' if active else ''}{size_of(a)}")
+    for call in (x for x in walk(c.value_ir) if isinstance(x, ExtCall)):
+        lines.append(_call_line(call, arrays, size_of, terms))
     for info in c.loops:
         indent = "  " * (info.depth + 1)
         where = f"loop at line {info.line}"
@@ -76,3 +78,23 @@ def make_report(c, scratch_elements=None, itemsize=8, dtype="float64"):
 def _size(a, producers, arg_names):
     """An array's element count as a formula of the arguments."""
     return " x ".join(render(d, producers, arg_names) for d in a.dims)
+
+
+def _call_line(call, arrays, size_of, terms):
+    """What the report says about one call of a function with an adjoint rule (external.py)."""
+    name = call.rule.name if call.rule is not None else call.fn.split(":")[0].rsplit(".", 1)[-1]
+    how = ("its adjoint rule runs in the reverse sweep" if call.rule is not None else
+           "compiled elsewhere, its partials are inlined")
+    text = f"call to {name} (line {call.pos.line}): called, not differentiated; {how}"
+    if call.writes:
+        names = ", ".join(arrays[w].user_name for w in call.writes)
+        assumed = call.rule.writes is None
+        text += (f"; writes {names}" + (" (assumed: every local array passed; declare writes= in @ad.rule)"
+                                        if assumed else ""))
+        if call.saved:
+            sizes = [size_of(arrays[w]) for w in call.writes]
+            text += f"; a copy of what it overwrites is stored in scratch ({' + '.join(sizes)})"
+            terms.extend(sizes)
+        else:
+            text += "; nothing stored (the call is the first statement to touch them)"
+    return text

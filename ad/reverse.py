@@ -14,14 +14,15 @@ from dataclasses import replace
 from . import fusion, loops, rules
 from .array_adjoint import ArraysMixin, touches_arrays, written_arrays
 from .errors import NO_POS, UnsupportedError, error_at
-from .ir import GUARD, AStore, Assign, Const, For, GradAdd, If, RuleCall, ZeroGrad, is_var, rename_all, walk
+from .external_adjoint import ExternalMixin
+from .ir import GUARD, AStore, Assign, Const, ExtCall, For, GradAdd, If, RuleCall, ZeroGrad, is_var, rename_all, walk
 from .partials import lower_adjoint, lower_partials
 
 ZERO = Const(0.0)
 ONE = Const(1.0)
 
 
-class Reverse(ArraysMixin):
+class Reverse(ArraysMixin, ExternalMixin):
     def __init__(self, body, ret, activity, typeinfo, ctx, wrt, filename, int_ranges=None, layout=(),
                  arrays_end=Const(0)):
         self.body = body
@@ -51,6 +52,7 @@ class Reverse(ArraysMixin):
         self.producers = {s.dst: s for s in walk(body) if isinstance(s, Assign)}
         self.counts = loops.assignment_counts(body)
         self.init_arrays(getattr(ctx, "local_arrays", []))
+        self.init_externals()
         self._number_loops(body, 0)
         self._classify(body)
 
@@ -131,6 +133,8 @@ class Reverse(ArraysMixin):
                              Assign(trips, "add", [trips, one], pos=s.pos)]
                 out.append(replace(s, body=head + list(s.body), counter=counter))
             else:
+                if isinstance(s, ExtCall) and s.saved:
+                    self.save_before(s, out)
                 out.append(s)
         return out
 
@@ -173,6 +177,8 @@ class Reverse(ArraysMixin):
                 self.reverse_rule(s, out)
             elif isinstance(s, AStore):
                 self.reverse_write(s, out)
+            elif isinstance(s, ExtCall):
+                self.reverse_external(s, out)
             elif isinstance(s, If):
                 then = self.reverse_block(s.then)
                 orelse = self.reverse_block(s.orelse)
@@ -342,7 +348,7 @@ class Reverse(ArraysMixin):
         out.extend(self.layout)
         for info in self.storing_loops():
             out.extend(info.prelude)
-        end = self.array_regions(self.arrays_end, out)
+        end = self.saved_regions(self.array_regions(self.arrays_end, out), out)
         for info in self.storing_loops():
             loop = self.loop_by_id(info.loop_id)
             out.append(Assign(info.offset, "copy", [end], pos=loop.pos))

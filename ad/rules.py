@@ -10,11 +10,20 @@ the exponent is active.  ``partials.py`` lowers the templates; ``reverse.py`` re
 
 Math-function templates are written ``g * (partial)``: the partial first, then one guarded product.
 
-``ad.rule(primal)`` registers a user rule: the decorated function takes the primal's arguments and returns a
-tuple of partials (both are plain kernel-subset Python, inlined into the generated code).
+``ad.rule(primal)`` registers a user rule in one of two forms, told apart by the number of parameters:
+
+* partials: ``f_partials(*args)`` returns a tuple of partial derivatives, one per argument (numbers only); it is
+  plain kernel-subset Python, inlined.  The primal is inlined too, or called when it is compiled (numba).
+* adjoint: ``f_adjoint(*args, g, *array_adjoints)`` updates the adjoints of the array arguments in place and
+  returns those of the number arguments (docs/api.md has the whole convention).  Neither function is read or
+  differentiated: both are called from the generated code (external.py), so either may be a numba ``@njit``
+  function, a CUDA device function or plain Python that numba compiles.
 """
+import inspect
 import math
+import types as pytypes
 from dataclasses import dataclass
+from typing import Optional
 
 from . import special
 
@@ -131,32 +140,90 @@ class FunctionRule:
     function: object
 
 
+@dataclass(frozen=True)
+class AdjointRule:
+    """A vector-Jacobian product for a function that is called, not inlined (``@ad.rule`` adjoint form).
+
+    ``writes``: positions of the array parameters the primal may write (None: every local array passed);
+    ``nargs`` / ``nparams``: the primal's and the adjoint's parameter counts."""
+    name: str
+    primal: object
+    adjoint: object
+    writes: Optional[tuple]
+    nargs: int
+    nparams: int
+
+
 _USER_RULES = {}
 
 
-def rule(primal):
-    """Register the decorated function as the partial derivatives of ``primal``.
+def parameters(fn):
+    """Parameter names of a Python function or of a numba dispatcher (its ``py_func``; the source is not read)."""
+    try:
+        sig = inspect.signature(getattr(fn, "py_func", fn))
+    except (TypeError, ValueError):
+        raise TypeError(f"ad.rule: cannot see the parameters of {fn!r}") from None
+    plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind not in plain or p.default is not p.empty for p in sig.parameters.values()):
+        raise TypeError(f"ad.rule: {getattr(fn, '__name__', fn)} must take plain positional parameters")
+    return list(sig.parameters)
 
-    ``@ad.rule(f)`` / ``def f_partials(x, y): return (df_dx, df_dy)``: both functions are plain kernel-subset
-    Python; the partials function takes the primal's arguments and returns one partial per argument.
+
+def rule(primal, writes=None):
+    """Register the decorated function as the derivative rule of ``primal``.
+
+    Partials form, ``def f_partials(x, y): return (df_dx, df_dy)`` (as many parameters as the primal): numbers
+    only, kernel-subset Python, inlined.  Adjoint form, ``def f_adjoint(*args, g, *array_adjoints)`` (more
+    parameters than the primal): any arguments, called.  ``writes``: names of the primal's array parameters it
+    writes into (adjoint form only); by default every local array passed is assumed written, which costs a copy
+    of each before the call.
     """
     if not callable(primal):
         raise TypeError("ad.rule(primal): primal must be a function")
+    names = parameters(primal)
+    name = getattr(primal, "__name__", "f")
+    if writes is not None:
+        writes = (writes,) if isinstance(writes, str) else tuple(writes)
+        unknown = [w for w in writes if w not in names]
+        if unknown:
+            raise TypeError(f"ad.rule({name}, writes=...): {unknown} are not parameters of {name}{tuple(names)}")
+        writes = tuple(names.index(w) for w in writes)
 
-    def register(partials):
-        _USER_RULES[primal] = FunctionRule(getattr(primal, "__name__", "f"), partials)
-        return partials
+    def register(fn):
+        n = len(parameters(fn))
+        if n == len(names):
+            if writes is not None:
+                raise TypeError(f"ad.rule({name}, writes=...): writes= belongs to adjoint rules; "
+                                f"{fn.__name__} has the primal's parameters, so it is read as partials")
+            if not isinstance(fn, pytypes.FunctionType):
+                raise TypeError(f"ad.rule({name}): a partials function is inlined, so it must be plain Python; "
+                                "for a compiled one write the adjoint form (docs/api.md)")
+            _USER_RULES[primal] = FunctionRule(name, fn)
+        elif n > len(names):
+            _USER_RULES[primal] = AdjointRule(name, primal, fn, writes, len(names), n)
+        else:
+            raise TypeError(f"ad.rule({name}): {getattr(fn, '__name__', fn)} takes {n} parameters, fewer than "
+                            f"{name}'s {len(names)}")
+        return fn
 
     return register
 
 
 def has_user_rule(fn):
-    return fn in _USER_RULES
+    return user_rule(fn) is not None
+
+
+def user_rule(fn):
+    """The ``@ad.rule`` registered for ``fn`` (any callable), or None."""
+    try:
+        return _USER_RULES.get(fn)
+    except TypeError:  # unhashable
+        return None
 
 
 def lookup(fn):
     """The rule for a Python function object, or None (then the function is inlined and differentiated)."""
-    if fn in _USER_RULES:
+    if user_rule(fn) is not None:
         return _USER_RULES[fn]
     name = getattr(fn, "__name__", None)
     if name in ADJOINTS and getattr(special, name, None) is fn:

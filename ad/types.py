@@ -7,7 +7,7 @@ argument used as a loop bound or an index is an int.  The active float width (fl
 emission time.
 """
 from .errors import KernelError, UnsupportedError, error_at
-from .ir import Assign, For, RuleCall, is_var, walk
+from .ir import Assign, ExtCall, For, RuleCall, is_var, walk
 
 _RANK = {"bool": 0, "int": 1, "float": 2}
 
@@ -132,6 +132,12 @@ def _fixpoint(body, info, filename):
                 new = join(info.types.get(s.dst), _result_type(s, info, filename))
             elif isinstance(s, RuleCall):
                 new = "float"
+            elif isinstance(s, ExtCall):  # an external function returns a float (or a tuple of floats)
+                for v in s.results:
+                    if info.types.get(v) != "float":
+                        info.types[v] = "float"
+                        changed = True
+                continue
             elif isinstance(s, For):
                 new = "int"
                 if s.counter:

@@ -3,10 +3,12 @@
     python scripts/bench_ad.py            # full run (minutes; run it on a quiet machine)
     python scripts/bench_ad.py --quick    # smoke run: B=1024, N=100 only, few repeats
     python scripts/bench_ad.py --write    # also put the tables into docs/benchmarks.md (between the bench_ad markers)
+    python scripts/bench_ad.py --mvn-only # the multivariate normal of section 4 alone
 
 Sections: (1) Poisson log-pmf, N=1000, float64, per call; (2) batched 4-parameter Gaussian, numba prange over the
 batch, float32/float64; (3) allocations per call after warm-up and compile times (cold, and cached in a fresh
-process). Every implementation's output is compared with the hand-written kernel before it is timed.
+process); (4) the multivariate normal of issue 9 (d=10, N=1000, ad.linalg), per call. Every implementation's
+output is compared with the hand-written kernel before it is timed.
 
 Parallel timings need a quiet machine: on a loaded one a numba parallel loop waits at its barrier for threads the
 OS has descheduled, and millisecond stalls swamp the figures (NUMBA_NUM_THREADS=1 gives a serial comparison).
@@ -34,10 +36,12 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
 from nestgrad import ad  # noqa: E402
+import bench_mvn_kernels as mvn  # noqa: E402
 from handwritten_kernels import (FASTMATH, gauss4d, make_gauss4d_kernels,  # noqa: E402
                                  make_poisson_value_and_grad, poisson_logpmf)
 
-TARGETS = {"vg_vs_hand": 1.2, "grad_vs_primal": 0.6, "cached_compile_s": 0.5}
+TARGETS = {"vg_vs_hand": 1.2, "grad_vs_primal": 0.6, "cached_compile_s": 0.5, "mvn_vg_vs_primal": 3.0,
+           "mvn_vg_vs_hand": 1.5}
 
 
 def median_seconds(call, repeats, inner=1, warmup_seconds=0.2):
@@ -294,6 +298,49 @@ def bench_allocations_and_compile(poisson_state, gauss_rows):
     return lines
 
 
+# ---------------------------------------------------------------- 4. multivariate normal, per call
+
+def mvn_section(opts):
+    """d=10, N=1000, float64, one sample per call (no prange: steadier on a shared machine)."""
+    theta, x = mvn.mvn_problem(10, 1000)
+    grad, hand_grad = np.zeros_like(theta), np.zeros_like(theta)
+    work = np.empty(mvn.work_size(10))
+    hand_value = mvn.mvn_value_and_grad(theta, x, hand_grad, work)
+    times, checks, lines = {}, {}, []
+    for label, kernel in (("Cholesky-factor parameters", mvn.mvn_chol_params),
+                          ("covariance parameters, ad.linalg.cholesky", mvn.mvn_cov_params)):
+        d = ad.differentiate(kernel)
+        fast = d.jit(fastmath=FASTMATH)
+        scratch = np.empty(d.scratch_size(theta, x))
+        value = fast.raw_value_and_grad(theta, x, grad, scratch)
+        fast.raw_grad(theta, x, grad, scratch)
+        checks[label] = max_rel_diff(np.append(grad, value), np.append(hand_grad, hand_value))
+        inner = 20 if opts.quick else 200
+        times[f"primal ({label})"] = median_seconds(lambda: fast.raw_value(theta, x, scratch), opts.repeats, inner)
+        times[f"AD value_and_grad ({label})"] = median_seconds(
+            lambda: fast.raw_value_and_grad(theta, x, grad, scratch), opts.repeats, inner)
+        times[f"AD grad ({label})"] = median_seconds(lambda: fast.raw_grad(theta, x, grad, scratch), opts.repeats,
+                                                     inner)
+        nrt, _ = allocations_per_call(fast.raw_value_and_grad, (theta, x, grad, scratch), 200)
+        reported = d.report(theta, x).splitlines()[-1]
+        lines.append(f"{label}: scratch measured {scratch.nbytes} bytes per sample, report() says `{reported}`; "
+                     f"numba allocations per v+g call {nrt:g}")
+    times["hand-written value+grad (njit, one pass over the data)"] = median_seconds(
+        lambda: mvn.mvn_value_and_grad(theta, x, hand_grad, work), opts.repeats, 20 if opts.quick else 200)
+    primal, vg = times["primal (Cholesky-factor parameters)"], times["AD value_and_grad (Cholesky-factor parameters)"]
+    hand = times["hand-written value+grad (njit, one pass over the data)"]
+    cov_ratio = (times["AD value_and_grad (covariance parameters, ad.linalg.cholesky)"]
+                 / times["primal (covariance parameters, ad.linalg.cholesky)"])
+    table = ["| implementation | µs / call |", "|---|---:|"]
+    table += [f"| {name} | {sec * 1e6:.2f} |" for name, sec in times.items()]
+    table += ["", "| ratio | measured | target |", "|---|---:|---:|",
+              f"| AD v+g / primal | {vg / primal:.2f} | ≤ {TARGETS['mvn_vg_vs_primal']} |",
+              f"| AD v+g / hand-written v+g | {vg / hand:.2f} | ≤ {TARGETS['mvn_vg_vs_hand']} |",
+              f"| AD v+g / primal, covariance parameters | {cov_ratio:.2f} | - |", ""]
+    return table + lines + ["", "Agreement with the hand-written kernel (value and gradient, largest difference "
+                            "relative to its size): " + ", ".join(f"{k} {v:.1e}" for k, v in checks.items())]
+
+
 # ---------------------------------------------------------------- report
 
 def machine_description(jax):
@@ -332,14 +379,20 @@ def main(argv=None):
     parser.add_argument("--write", action="store_true", help="write the tables into docs/benchmarks.md")
     parser.add_argument("--repeats", type=int, default=None, help="timed repeats per figure (default 20, quick 3)")
     parser.add_argument("--no-jax", action="store_true", help="leave JAX out even when it is installed")
+    parser.add_argument("--mvn-only", action="store_true", help="run section 4 only (prints, never writes)")
     opts = parser.parse_args(argv)
     opts.repeats = opts.repeats or (3 if opts.quick else 20)
+    if opts.mvn_only:
+        print("\n".join([f"Machine: {machine_description(None)}; load average {os.getloadavg()}", ""]
+                        + mvn_section(opts)))
+        return
     jax = None if opts.no_jax else load_jax()
 
     command = "python scripts/bench_ad.py" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     started = datetime.datetime.now(datetime.timezone.utc)
     poisson_state, gauss_rows = poisson_numba(opts), gauss_numba(opts)
     compile_and_allocations = bench_allocations_and_compile(poisson_state, gauss_rows)
+    mvn_lines = mvn_section(opts)
     if jax is not None:
         poisson_jax(opts, jax, poisson_state)
         gauss_jax(jax, gauss_rows)
@@ -351,7 +404,8 @@ def main(argv=None):
     text = "\n".join(header + ["### Poisson log-pmf, N=1000, float64 (`lgamma` in the kernel)", ""]
                      + poisson_table(poisson_state, jax)
                      + ["", "### Batched 4-parameter Gaussian (numba prange over the batch)", ""]
-                     + gauss_table(gauss_rows) + ["", "### Allocations and compile time", ""] + compile_and_allocations)
+                     + gauss_table(gauss_rows) + ["", "### Allocations and compile time", ""] + compile_and_allocations
+                     + ["", "### Multivariate normal, d=10, N=1000, float64, per call (ad.linalg)", ""] + mvn_lines)
     print(text)
     if opts.write:
         write_section(REPO / "docs" / "benchmarks.md", text)

@@ -1,0 +1,268 @@
+"""ad.linalg: kernels calling cholesky, solve_lower, solve_lower_t, logdet_chol, mvn_logpdf and mvn_logpdf_rows
+(kernels/linalg.py) differentiate correctly -- against finite differences and JAX at several random points, in
+pure Python, numba float64 and float32, the CUDA simulator and PTX -- and agree with the kernel that writes its
+own Cholesky in loops, at a fraction of its scratch.
+
+The simulator part runs this file as a script in a subprocess (NUMBA_ENABLE_CUDASIM=1 must be set before numba is
+first imported) and reuses test_cuda_sim's batched harness.
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+if "ad_test_kernels" not in sys.modules:  # run as a script: load the corpus the way conftest.py does
+    sys.path.insert(0, str(HERE))
+    import conftest  # noqa: F401,E402
+
+from nestgrad import ad  # noqa: E402
+from ad_test_kernels import linalg as kl  # noqa: E402
+from ad_test_kernels import local_arrays as la  # noqa: E402
+from ad_test_kernels.case import Case  # noqa: E402
+from device_calls import ptx_without_driver, raw_value_and_grad_ptx  # noqa: E402,F401 (a fixture)
+
+CASES = {
+    "mvn_linalg": Case("mvn_linalg", kl.mvn_linalg, kl.mvn_args),
+    "gp_marginal": Case("gp_marginal", kl.gp_marginal, kl.gp_args),
+    "triangular": Case("triangular", kl.triangular, kl.triangular_args),
+    "model_rows": Case("model_rows", kl.model_rows, kl.model_rows_args),
+}
+POINTS = 3
+# float32 builds are judged against the float64 reference, errors scaled by max(1, |value|, max |grad|); the
+# Gaussian process's covariance has a condition number near 1e3, which float32 rounding feels
+FLOAT32_TOLERANCE = {"mvn_linalg": 2e-4, "gp_marginal": 5e-3, "triangular": 2e-4, "model_rows": 2e-4}
+
+
+def _points(name, seed=8):
+    """The case's point, then POINTS - 1 random perturbations of its parameters (data unchanged)."""
+    theta, *data = CASES[name].args()
+    r = np.random.default_rng(seed)
+    yield (theta, *data)
+    for _ in range(POINTS - 1):
+        yield (theta * r.uniform(0.8, 1.2, theta.shape) + r.normal(0.0, 0.05, theta.shape), *data)
+
+
+@pytest.fixture(scope="module")
+def derivatives():
+    return {name: ad.differentiate(case.fn) for name, case in CASES.items()}
+
+
+@pytest.fixture(scope="module")
+def jax_x64():
+    jax = pytest.importorskip("jax")
+    x64 = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield jax
+    jax.config.update("jax_enable_x64", x64)
+
+
+def _jax_reference(name, jax):
+    """The same model in JAX (jax.numpy / jax.scipy): an independent implementation of every step."""
+    jnp, jsl, stats = jax.numpy, jax.scipy.linalg, jax.scipy.stats
+
+    def lower_from(params, d, diag):
+        lo = jnp.zeros((d, d))
+        k = 0
+        for i in range(d):
+            for j in range(i + 1):
+                lo = lo.at[i, j].set(diag(params[k]) if i == j else params[k])
+                k += 1
+        return lo
+
+    def mvn_linalg(theta, x):
+        d = x.shape[1]
+        lo = lower_from(theta[d:], d, jnp.exp)
+        return jnp.sum(stats.multivariate_normal.logpdf(x, theta[:d], lo @ lo.T))
+
+    def gp_marginal(theta, t, y):
+        amp, ell, noise, c = jnp.exp(theta[0]), jnp.exp(theta[1]), jnp.exp(theta[2]), theta[3]
+        dt = (t[:, None] - t[None, :]) / ell
+        cov = amp ** 2 * jnp.exp(-0.5 * dt ** 2) + noise ** 2 * jnp.eye(t.shape[0])
+        chol = jnp.linalg.cholesky(cov)
+        z = jsl.solve_triangular(chol, y - c, lower=True)
+        return stats.multivariate_normal.logpdf(y, c * jnp.ones_like(y), cov) + 0.1 * z[-1] + 0.05 * chol[-1, 0]
+
+    def triangular(theta, b, c):
+        lo = lower_from(theta, b.shape[0], lambda v: 1.0 + v * v)
+        u = jsl.solve_triangular(lo, b, lower=True)
+        w = jsl.solve_triangular(lo.T, u, lower=False)
+        return 2.0 * jnp.sum(jnp.log(jnp.abs(jnp.diag(lo)))) + c @ w + 0.3 * u @ u
+
+    def model_rows(theta, x, cov_diag):
+        d = x.shape[1]
+        pred = x * theta[0] + theta[1] * jnp.arange(d)
+        lo = jnp.diag(cov_diag) + jnp.tril(jnp.full((d, d), 0.1 * theta[2]), -1)
+        return jnp.sum(stats.multivariate_normal.logpdf(pred, jnp.zeros(d), lo @ lo.T))
+
+    return {"mvn_linalg": mvn_linalg, "gp_marginal": gp_marginal, "triangular": triangular,
+            "model_rows": model_rows}[name]
+
+
+def _value_and_grad(obj, args):
+    grad = np.full(args[0].shape, np.nan, dtype=np.asarray(args[0]).dtype)
+    return obj.value_and_grad(*args, grad), grad
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_gradient_matches_finite_differences(name, derivatives):
+    for args in _points(name):
+        check = ad.check_gradient(CASES[name].fn, *args)
+        assert check.ok, str(check)
+        value, grad = _value_and_grad(derivatives[name], args)
+        assert value == pytest.approx(CASES[name].fn(*args), rel=1e-12)  # the kernel itself runs as Python
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_gradient_matches_jax(name, derivatives, jax_x64):
+    jax = jax_x64
+    reference = jax.value_and_grad(_jax_reference(name, jax))
+    for args in _points(name, seed=21):
+        want_value, want = reference(*[jax.numpy.asarray(a) for a in args])
+        want = np.asarray(want)
+        value, grad = _value_and_grad(derivatives[name], args)
+        assert value == pytest.approx(float(want_value), rel=1e-10)
+        np.testing.assert_allclose(grad, want, rtol=1e-8, atol=1e-10 * np.abs(want).max())
+
+
+def _compiled_agree(d, name, dtype, tolerance):
+    fast = d.jit(dtype=dtype)
+    for args in _points(name, seed=3):
+        want_value, want = _value_and_grad(d, args)
+        cast = tuple(np.asarray(a, dtype) if isinstance(a, np.ndarray) else a for a in args)
+        value, grad = _value_and_grad(fast, cast)
+        scale = max(1.0, abs(want_value), float(np.abs(want).max()))
+        assert abs(value - want_value) / scale < tolerance
+        assert float(np.abs(grad - want).max()) / scale < tolerance
+        n = d.scratch_size(*args)
+        scratch = np.full(n, np.nan, dtype)
+        assert abs(fast.raw_value(*cast, scratch) - want_value) / scale < tolerance
+
+
+def test_jit_float64_and_float32_gaussian_process(derivatives):
+    d = derivatives["gp_marginal"]
+    _compiled_agree(d, "gp_marginal", "float64", 1e-12)
+    _compiled_agree(d, "gp_marginal", "float32", FLOAT32_TOLERANCE["gp_marginal"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", CASES)
+def test_jit_agrees_with_python(name, dtype, derivatives):
+    _compiled_agree(derivatives[name], name, dtype, 1e-12 if dtype == "float64" else FLOAT32_TOLERANCE[name])
+
+
+def test_agrees_with_the_cholesky_written_in_loops(derivatives):
+    """The same model, with the factorisation and the solves written in the kernel (local_arrays.mvn_cholesky):
+    the same value and gradient; the call stores nothing where the loops keep a copy of the factor per
+    iteration."""
+    loops = ad.differentiate(la.mvn_cholesky)
+    for d in (3, 5):
+        args = kl.mvn_args(d=d, n=15, seed=d)
+        value, grad = _value_and_grad(derivatives["mvn_linalg"], args)
+        want_value, want = _value_and_grad(loops, args)
+        assert value == pytest.approx(want_value, rel=1e-12)
+        np.testing.assert_allclose(grad, want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
+    # (both kernels build L and Sigma in loops, which store a copy of the array per iteration: O(d^3) each)
+    args = kl.mvn_args(d=8)
+    assert derivatives["mvn_linalg"].scratch_size(*args) < loops.scratch_size(*args)
+    text = derivatives["mvn_linalg"].report(*args)
+    assert "call to cholesky (line" in text and "nothing stored" in text
+    assert "local array chol: stored in scratch, a copy per iteration" in loops.report(*args)
+
+
+def test_report_names_the_calls_and_their_copies(derivatives):
+    text = derivatives["gp_marginal"].report(*kl.gp_args())
+    assert "call to cholesky" in text and "call to mvn_logpdf" in text and "its adjoint rule" in text
+    n = derivatives["gp_marginal"].scratch_size(*kl.gp_args())
+    assert f"scratch: {8 * n} bytes per sample (float64)" in text
+
+
+def test_not_positive_definite_gives_nan_not_an_exception():
+    a = np.array([[1.0, 2.0], [2.0, 1.0]])
+    out = np.zeros((2, 2))
+    ad.linalg.cholesky(a, out)
+    assert out[0, 0] == 1.0 and np.isnan(out[1, 1])
+
+
+def test_linalg_matches_numpy_and_scipy():
+    """The primals themselves, against numpy.linalg / scipy.linalg on a random SPD matrix."""
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    r = np.random.default_rng(4)
+    a = r.normal(size=(6, 6))
+    spd = a @ a.T + 6 * np.eye(6)
+    lo = np.zeros((6, 6))
+    ad.linalg.cholesky(spd, lo)
+    np.testing.assert_allclose(lo, np.linalg.cholesky(spd), rtol=1e-12, atol=1e-14)
+    b, out = r.normal(size=6), np.empty(6)
+    ad.linalg.solve_lower(lo, b, out)
+    np.testing.assert_allclose(out, scipy_linalg.solve_triangular(lo, b, lower=True), rtol=1e-12)
+    ad.linalg.solve_lower_t(lo, b, out)
+    np.testing.assert_allclose(out, scipy_linalg.solve_triangular(lo.T, b, lower=False), rtol=1e-12)
+    assert ad.linalg.logdet_chol(lo) == pytest.approx(np.linalg.slogdet(spd)[1], rel=1e-12)
+
+
+# ---- CUDA: the simulator (subprocess) and PTX -------------------------------------------------------------
+
+SIMULATED = ("gp_marginal", "triangular")
+
+
+def _simulate():
+    """Script side: every simulated case, float64 and float32, through test_cuda_sim's batched kernel."""
+    import numpy as np
+    from numba import cuda
+
+    import test_cuda_sim
+    from ad_test_kernels import numerics as nm
+
+    results = {}
+    for name in SIMULATED:
+        for dtype in ("float64", "float32"):
+            try:
+                results[f"{name}-{dtype}"] = test_cuda_sim._run_case(CASES[name], ad, cuda, np, nm, dtype)
+            except Exception as exc:  # reported per case so one failure does not hide the others
+                results[f"{name}-{dtype}"] = {"error": f"{type(exc).__name__}: {exc}"}
+    print("CUDASIM-RESULTS " + json.dumps(results))
+
+
+@pytest.fixture(scope="module")
+def simulator_results():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    root = HERE.parent.parent
+    env["PYTHONPATH"] = os.pathsep.join([str(root)] + [p for p in [env.get("PYTHONPATH")] if p])
+    proc = subprocess.run([sys.executable, str(pathlib.Path(__file__).resolve())], env=env, cwd=str(root),
+                          capture_output=True, text=True, timeout=600)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("CUDASIM-RESULTS ")]
+    assert proc.returncode == 0 and lines, f"simulator run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return json.loads(lines[-1][len("CUDASIM-RESULTS "):])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", SIMULATED)
+def test_cuda_simulator_matches_python(name, dtype, simulator_results):
+    result = simulator_results[f"{name}-{dtype}"]
+    assert "error" not in result, result.get("error")
+    assert result["worst_scaled_error"] < (1e-11 if dtype == "float64" else FLOAT32_TOLERANCE[name])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_device_code_compiles_to_ptx(dtype, derivatives, ptx_without_driver):
+    import numba
+    result = raw_value_and_grad_ptx(ptx_without_driver, derivatives["triangular"], CASES["triangular"], dtype)
+    assert result == getattr(numba, dtype)  # a float32 build computes in float32
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", [n for n in CASES if n != "triangular"])
+def test_all_device_code_compiles_to_ptx(name, dtype, derivatives, ptx_without_driver):
+    import numba
+    assert raw_value_and_grad_ptx(ptx_without_driver, derivatives[name], CASES[name], dtype) == getattr(numba, dtype)
+
+
+if __name__ == "__main__":
+    _simulate()
