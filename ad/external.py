@@ -139,6 +139,9 @@ def lower_call(low, e, fn, rule, discard):
 
 def primal_call(low, e, fn, args):
     """The statement calling a compiled primal whose partials are inlined (a scalar ``@ad.rule``); its result."""
+    if any(not (is_var(a) or isinstance(a, Const)) for a in args):
+        raise low.unsupported(e, f"the partials rule of {getattr(fn, '__name__', 'f')} takes numbers: for array "
+                                 "arguments register an adjoint rule (docs/api.md, `ad.rule`)")
     dst = low.fresh(getattr(fn, "__name__", "f"))
     low.emit(ExtCall(key(fn), list(args), [dst], None, pos=low.pos(e)))
     return dst

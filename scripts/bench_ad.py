@@ -383,7 +383,9 @@ def main(argv=None):
     opts = parser.parse_args(argv)
     opts.repeats = opts.repeats or (3 if opts.quick else 20)
     if opts.mvn_only:
-        print("\n".join([f"Machine: {machine_description(None)}; load average {os.getloadavg()}", ""]
+        load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
+        machine = machine_description(None).replace("JAX not installed", "JAX not used")
+        print("\n".join([f"Machine: {machine}; load average {load}", ""]
                         + mvn_section(opts)))
         return
     jax = None if opts.no_jax else load_jax()

@@ -33,9 +33,9 @@ CASES = {
     "model_rows": Case("model_rows", kl.model_rows, kl.model_rows_args),
 }
 POINTS = 3
-# float32 builds are judged against the float64 reference, errors scaled by max(1, |value|, max |grad|); the
-# Gaussian process's covariance has a condition number near 1e3, which float32 rounding feels
-FLOAT32_TOLERANCE = {"mvn_linalg": 2e-4, "gp_marginal": 5e-3, "triangular": 2e-4, "model_rows": 2e-4}
+# float32 builds are judged against the float64 reference, errors scaled by max(1, |value|, max |grad|) (measured:
+# 1e-7 to 7e-7, the Gaussian process's the largest: its covariance's condition number amplifies rounding)
+FLOAT32_TOLERANCE = {"mvn_linalg": 1e-5, "gp_marginal": 2e-5, "triangular": 1e-5, "model_rows": 1e-5}
 
 
 def _points(name, seed=8):
@@ -120,7 +120,7 @@ def test_gradient_matches_finite_differences(name, derivatives):
 @pytest.mark.parametrize("name", CASES)
 def test_gradient_matches_jax(name, derivatives, jax_x64):
     jax = jax_x64
-    reference = jax.value_and_grad(_jax_reference(name, jax))
+    reference = jax.jit(jax.value_and_grad(_jax_reference(name, jax)))
     for args in _points(name, seed=21):
         want_value, want = reference(*[jax.numpy.asarray(a) for a in args])
         want = np.asarray(want)
@@ -143,10 +143,9 @@ def _compiled_agree(d, name, dtype, tolerance):
         assert abs(fast.raw_value(*cast, scratch) - want_value) / scale < tolerance
 
 
-def test_jit_float64_and_float32_gaussian_process(derivatives):
-    d = derivatives["gp_marginal"]
-    _compiled_agree(d, "gp_marginal", "float64", 1e-12)
-    _compiled_agree(d, "gp_marginal", "float32", FLOAT32_TOLERANCE["gp_marginal"])
+def test_jit_float64_gaussian_process(derivatives):
+    """(float32 device arithmetic of ad.linalg runs in the simulator test below; numba float32 with -m slow)"""
+    _compiled_agree(derivatives["gp_marginal"], "gp_marginal", "float64", 1e-12)
 
 
 @pytest.mark.slow
