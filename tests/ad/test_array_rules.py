@@ -164,6 +164,33 @@ def test_inputs_stay_read_only_and_calls_do_not_allocate(derivatives):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("marker, name, make_args", [
+    ("def chi2(", "line", lambda: (np.array([0.9, 2.1, 0.3]), np.linspace(0.0, 1.0, 10),
+                                   1.0 + 2.0 * np.linspace(0.0, 1.0, 10) + 0.1 * np.sin(np.arange(10.0)))),
+    ("linalg.mvn_logpdf_rows(x, mean, lo, work)", "mvn",
+     lambda: (np.array([0.1, -0.1, 0.2, 0.1, 0.2, -0.1, 0.3, 0.1, 0.05]),
+              np.random.default_rng(0).normal(size=(30, 3)))),
+], ids=["numba-rule", "linalg"])
+def test_readme_examples(marker, name, make_args):
+    """README's examples (section "What the differentiator accepts"), with the imports they assume."""
+    import re
+    readme = (HERE.parents[1] / "README.md").read_text(encoding="utf-8")
+    (snippet,) = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if marker in b]
+    text = ("import math\n\nimport numba\nimport numpy as np\n\nfrom nestgrad import ad\n"
+            "from nestgrad.ad import linalg\n\n" + snippet)
+    d = ad.differentiate_source(text, name, filename="README-example.py")
+    args = make_args()
+    grad = np.zeros_like(args[0])
+    d.jit().value_and_grad(*args, grad)
+    reference = np.zeros_like(args[0])
+    d.value_and_grad(*args, reference)
+    np.testing.assert_allclose(grad, reference, rtol=1e-12)
+    from test_core_helpers import fd_gradient
+    kernel = {}
+    exec(compile(text, "README-example.py", "exec"), kernel)  # noqa: S102 (the same text, for finite differences)
+    np.testing.assert_allclose(reference, fd_gradient(kernel[name], args), rtol=1e-6, atol=1e-8)
+
+
 # ---- the rule's form and the call are checked -----------------------------------------------------------
 
 _WRONG_ARITY = '''
