@@ -2,8 +2,10 @@
 ``numba.cuda.jit(device=True)``.
 
 Every function is self-contained (helpers and special functions were inlined) because ``compile_ptx`` of a
-device function that calls another device function needs a driver.  In float32 mode every float literal and
-every int→float conversion is written as ``np.float32(...)`` so no float64 arithmetic reaches the GPU.
+device function that calls another device function needs a driver -- except for the calls of functions with an
+adjoint rule (external.py, ad.linalg), which cannot be inlined: their PTX check stands in a device
+(tests/ad/device_calls.py).  In float32 mode every float literal and every int→float conversion is written as
+``np.float32(...)`` so no float64 arithmetic reaches the GPU (the results of external calls are converted too).
 
 A comment line ``# file:line`` above a statement names the user's source line it comes from, whenever that
 differs from the last such comment above it: so a compiler error at a generated line (numba reports those) maps

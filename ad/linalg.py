@@ -16,7 +16,9 @@ The Cholesky adjoint is the symbolic one of Murray (2016), "Differentiation of t
 Abar = Phi-sym(L^-T Phi(L^T Lbar) L^-1), computed in place in Lbar.
 
 Non-finite results instead of exceptions: a matrix that is not positive definite gives NaN (the sampler treats
-NaN as outside), also in plain Python where ``math.sqrt(-1.0)`` would raise.
+NaN as outside), also in plain Python where ``math.sqrt(-1.0)`` would raise.  Constants are made in the arrays'
+own float type (``x.dtype.type(0.5)``): numba types a bare ``0.5`` as float64, which would turn a float32 build's
+arithmetic into float64 on the GPU.
 """
 import math
 
@@ -34,7 +36,7 @@ def cholesky(a, out):
         for k in range(j):
             s -= out[j, k] * out[j, k]
         if not s > 0.0:
-            s = math.nan
+            s = out.dtype.type(math.nan)
         d = math.sqrt(s)
         out[j, j] = d
         for i in range(j + 1, n):
@@ -51,13 +53,14 @@ def cholesky_adjoint(a, out, g, a_b, out_b):
     # P = Phi(L^T Lbar) into Lbar's lower triangle (Phi: lower triangle, diagonal halved).  Row i reads rows >= i
     # of Lbar, so rows can be overwritten in increasing order; Lbar's upper part is the adjoint of the zeros
     # written there, which carry nothing, so it is never read.
+    zero, half = out.dtype.type(0.0), out.dtype.type(0.5)
     for i in range(n):
         for j in range(i + 1):
-            s = 0.0
+            s = zero
             for k in range(i, n):
                 s += out[k, i] * out_b[k, j]
             out_b[i, j] = s
-        out_b[i, i] *= 0.5
+        out_b[i, i] *= half
     # Y = P L^-1 (lower), row by row: Y[i, :] L = P[i, :]
     for i in range(n):
         for j in range(i, -1, -1):
@@ -68,7 +71,7 @@ def cholesky_adjoint(a, out, g, a_b, out_b):
     # S = L^-T Y (a full matrix: its upper part goes where the zeros' adjoints were), column by column
     for j in range(n):
         for i in range(n - 1, -1, -1):
-            s = out_b[i, j] if i >= j else 0.0
+            s = out_b[i, j] if i >= j else zero
             for k in range(i + 1, n):
                 s -= out[k, i] * out_b[k, j]
             out_b[i, j] = s / out[i, i]
@@ -146,18 +149,18 @@ def solve_lower_t_adjoint(l, b, out, g, l_b, b_b, out_b):
 
 def logdet_chol(l):
     """log det(L L^T) = 2 sum log|L_ii| for a triangular factor ``l`` (-inf when one is zero)."""
-    s = 0.0
+    s = l.dtype.type(0.0)
     for i in range(l.shape[0]):
         d = abs(l[i, i])
-        s += math.log(d) if d > 0.0 else -math.inf
-    return 2.0 * s
+        s += math.log(d) if d > 0.0 else l.dtype.type(-math.inf)
+    return l.dtype.type(2.0) * s
 
 
 @rule(logdet_chol, writes=())
 def logdet_chol_adjoint(l, g, l_b):
     if l_b is not None:
         for i in range(l.shape[0]):
-            l_b[i, i] += 2.0 * g / l[i, i]
+            l_b[i, i] += l.dtype.type(2.0) * g / l[i, i]
 
 
 def mvn_logpdf(x, mean, l, z):
@@ -165,8 +168,8 @@ def mvn_logpdf(x, mean, l, z):
     Gaussian-process likelihood: ``x`` the data, ``mean`` the model).  ``z`` (a local (d,) array) receives the
     whitened residual L^-1 (x - mean)."""
     n = l.shape[0]
-    quad = 0.0
-    logdet = 0.0
+    quad = l.dtype.type(0.0)
+    logdet = l.dtype.type(0.0)
     for i in range(n):
         s = x[i] - mean[i]
         for k in range(i):
@@ -175,7 +178,7 @@ def mvn_logpdf(x, mean, l, z):
         z[i] = zi
         quad += zi * zi
         logdet += math.log(abs(l[i, i]))
-    return -0.5 * quad - logdet - n * _HALF_LOG_2PI
+    return l.dtype.type(-0.5) * quad - logdet - l.dtype.type(n * _HALF_LOG_2PI)
 
 
 @rule(mvn_logpdf, writes=("z",))
@@ -231,7 +234,7 @@ def mvn_logpdf_rows(x, mean, l, work):
             for k in range(i):
                 s -= l[i, k] * work[k, c]
             work[i, c] = s / l[i, i]
-    trace, logdet = 0.0, 0.0
+    trace, logdet = l.dtype.type(0.0), l.dtype.type(0.0)
     for r in range(d):
         for i in range(d):
             s = work[r, i]
@@ -240,18 +243,18 @@ def mvn_logpdf_rows(x, mean, l, work):
             work[r, i] = s / l[i, i]
         trace += work[r, r]
         logdet += math.log(abs(l[r, r]))
-    return -0.5 * trace - n * (logdet + d * _HALF_LOG_2PI)
+    return l.dtype.type(-0.5) * trace - l.dtype.type(n) * (logdet + l.dtype.type(d * _HALF_LOG_2PI))
 
 
 @rule(mvn_logpdf_rows, writes=("work",))
 def mvn_logpdf_rows_adjoint(x, mean, l, work, g, x_b, mean_b, l_b, work_b):
     n, d = x.shape[0], l.shape[0]
-    poison = 0.0  # work's contents after the call are not differentiated: using them makes the gradient NaN
+    poison = l.dtype.type(0.0)  # work's contents after the call are not differentiated: using them gives NaN
     if work_b is not None:
         for j in range(d):
             for k in range(d):
                 if work_b[j, k] != 0.0:
-                    poison = math.nan
+                    poison = l.dtype.type(math.nan)
                 work_b[j, k] = 0.0
     # Lbar += g tril(L^-T M) - g n diag(1/L_jj): L^-T M column by column, in place (M is symmetric)
     for c in range(d):
@@ -264,7 +267,7 @@ def mvn_logpdf_rows_adjoint(x, mean, l, work, g, x_b, mean_b, l_b, work_b):
         for j in range(d):
             for k in range(j + 1):
                 l_b[j, k] += g * work[j, k] + poison
-            l_b[j, j] -= g * n / l[j, j]
+            l_b[j, j] -= g * l.dtype.type(n) / l[j, j]
     # meanbar = g Sigma^-1 sum_i r_i (t = 0) and xbar_i = -g Sigma^-1 r_i (t = i + 1): row 0 of work holds each
     # vector in turn (one loop, written out: a compiled function cannot call a plain Python helper)
     for t in range(0 if mean_b is not None else 1, n + 1 if x_b is not None else 1):

@@ -205,6 +205,30 @@ def test_linalg_matches_numpy_and_scipy():
     assert ad.linalg.logdet_chol(lo) == pytest.approx(np.linalg.slogdet(spd)[1], rel=1e-12)
 
 
+def test_float32_arrays_keep_the_arithmetic_in_float32():
+    """numba types a bare float literal as float64: ad.linalg makes its constants in the arrays' type, so with
+    float32 arrays no variable of any function or adjoint is float64 (only literals and one-off products are)."""
+    import numba
+    f, d = np.float32, 3
+    mat, vec, rows, g = (lambda: np.eye(d, dtype=f) + f(0.1)), (lambda: np.ones(d, f)), np.ones((5, d), f), f(1.0)
+    la_ = ad.linalg
+    calls = {la_.cholesky: (mat(), mat()), la_.cholesky_adjoint: (mat(), mat(), g, mat(), mat()),
+             la_.solve_lower_adjoint: (mat(), vec(), vec(), g, mat(), vec(), vec()),
+             la_.solve_lower_t_adjoint: (mat(), vec(), vec(), g, mat(), vec(), vec()),
+             la_.logdet_chol: (mat(),), la_.mvn_logpdf: (vec(), vec(), mat(), vec()),
+             la_.mvn_logpdf_adjoint: (vec(), vec(), mat(), vec(), g, vec(), vec(), mat(), vec()),
+             la_.mvn_logpdf_rows: (rows, vec(), mat(), mat()),
+             la_.mvn_logpdf_rows_adjoint: (rows, vec(), mat(), mat(), g, rows.copy(), vec(), mat(), mat())}
+    for fn, args in calls.items():
+        compiled = numba.njit(fn)
+        compiled(*args)
+        (signature,) = compiled.signatures
+        typemap = compiled.overloads[signature].type_annotation.typemap
+        wide = sorted(name for name, t in typemap.items() if t == numba.float64 and not name.startswith("$"))
+        assert not wide, f"{fn.__name__}: {wide}"
+        assert compiled.overloads[signature].signature.return_type in (numba.float32, numba.none), fn.__name__
+
+
 # ---- CUDA: the simulator (subprocess) and PTX -------------------------------------------------------------
 
 SIMULATED = ("gp_marginal", "triangular")
