@@ -14,7 +14,8 @@ whose gradients come from nestgrad's own source-to-source differentiator.
 ``Results``        evidence, samples, ``summary()``, ``plot()``, ``save()`` / ``Results.load()``
 ``priors``         prior families: ``Uniform``, ``LogUniform``, ``Normal``, ... and ``Prior``
 ``differentiate``  the kernel differentiator (``nestgrad.ad``)
-``rule``           register the partial derivatives of a scalar function
+``rule``           register the derivative of a function: partials of a scalar function, or an adjoint
+                   for one with array arguments or compiled elsewhere (a numba ``@njit`` function)
 ``check_gradient`` AD gradient against finite differences (and an analytic gradient)
 ``special``        special functions with rules (digamma, logaddexp, ...), numba and CUDA compatible
 =================  ===========================================================================
