@@ -116,13 +116,13 @@ def correlated_gaussian(ndim=20, rho=0.95, scale_min=0.05, scale_max=1.0, prior=
     return GaussianMixture(f"corr{ndim}d_{prior}", [np.zeros(ndim)], [cov], [1.0], pri, logz)
 
 
-def unequal_mixture():
-    """5-D, weights 0.6 / 0.3 / 0.1, widths 0.5 / 0.8 / 0.3 (the lightest mode is the narrowest and has the
-    highest peak), well separated, prior U(-10, 10)^5: logZ = -5 log 20."""
+def unequal_mixture(widths=(0.5, 0.8, 0.3), name="mixture5d"):
+    """5-D, weights 0.6 / 0.3 / 0.1, widths 0.5 / 0.8 / 0.3 by default (the lightest mode is the narrowest and has
+    the highest peak), well separated, prior U(-10, 10)^5: logZ = -5 log 20."""
     means = [[-4.0, -4.0, 0.0, 0.0, 2.0], [4.0, 3.0, 1.0, -2.0, 0.0], [0.0, 4.0, -4.0, 3.0, -3.0]]
-    covs = [s * s * np.eye(5) for s in (0.5, 0.8, 0.3)]
+    covs = [s * s * np.eye(5) for s in widths]
     names = [f"x{i}" for i in range(5)]
-    return GaussianMixture("mixture5d", means, covs, [0.6, 0.3, 0.1], _box(names, 10.0), -5 * math.log(20.0))
+    return GaussianMixture(name, means, covs, [0.6, 0.3, 0.1], _box(names, 10.0), -5 * math.log(20.0))
 
 
 def slanted_ridge(separation=5.0, scale=1.0, rho=0.99):
@@ -202,6 +202,7 @@ PROBLEMS = {
     "corr20d_uniform": lambda: correlated_gaussian(20, prior="uniform"),
     "corr20d_normal": lambda: correlated_gaussian(20, prior="normal"),
     "mixture5d": unequal_mixture,
+    "mixture5d_equal_widths": lambda: unequal_mixture((0.5, 0.5, 0.5), "mixture5d_equal_widths"),
     "ridge2d": slanted_ridge,
     "cauchy6d": cauchy,
     "ignored3d": ignored_parameter,

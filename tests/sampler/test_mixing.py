@@ -146,11 +146,34 @@ def test_ill_conditioned_20d_gaussian_over_seeds(prior):
 
 @pytest.mark.slow
 def test_unequal_mixture_over_seeds():
-    problem = unequal_mixture()
+    """Weights 0.6 / 0.3 / 0.1 with equal widths (the issue's class): every mode kept, weights within 0.1."""
+    problem = unequal_mixture((0.5, 0.5, 0.5), "mixture5d_equal_widths")
     results, pull, logz, err = pulls(problem, SEEDS)
     _check_pull_distribution(pull, logz, err)
     for res in results:
-        assert np.all(np.abs(problem.mode_weights(res.dead.theta, res.weights) - problem.weights) <= 0.1)
+        assert np.all(np.abs(problem.mode_weights(res.dead.theta, res.weights) - problem.weights) < 0.1)
+
+
+@pytest.mark.slow
+def test_narrow_light_mode_lost_no_more_often_than_perfect_sampling():
+    """The 0.1 mode is also the narrowest: at low contours it holds ~1% of the volume, and even perfect nested
+    sampling (nlive 500) runs its live count down to zero in 16% of runs (scripts/perfect_ns_mode_loss.py).
+    A lost mode must be the only error: the surviving modes keep their relative weights."""
+    problem = unequal_mixture()
+    results, pull, logz, err = pulls(problem, SEEDS)
+    _check_pull_distribution(pull, logz, err)
+    lost = 0
+    for res in results:
+        found = problem.mode_weights(res.dead.theta, res.weights)
+        if found[2] < 0.01:
+            lost += 1
+            found = found[:2] / found[:2].sum()
+            truth = problem.weights[:2] / problem.weights[:2].sum()
+        else:
+            truth = problem.weights
+        assert np.all(np.abs(found - truth) < 0.05), found
+    # P(>= 4 of 10) is 0.06 at the perfect-sampling rate 0.16 and 0.006 at 0.08, the rate of 100 nestgrad seeds.
+    assert lost <= 3, lost
 
 
 @pytest.mark.slow
