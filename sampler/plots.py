@@ -68,10 +68,14 @@ def _makers(results, outdir):
 
 
 def new_figure(figsize=None, constrained_layout=False):
-    """A plain Figure (see the module docstring)."""
+    """A plain Figure on an Agg canvas (see the module docstring): drawn without a display whatever
+    ``MPLBACKEND`` or the user's matplotlibrc say; ``savefig`` of a PDF switches to the PDF backend by itself."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    return Figure(figsize=figsize, layout="constrained" if constrained_layout else None)
+    figure = Figure(figsize=figsize, layout="constrained" if constrained_layout else None)
+    FigureCanvasAgg(figure)
+    return figure
 
 
 def subplots(nrows=1, ncols=1, *, figsize=None, constrained_layout=False, margins=None, **kwargs):
@@ -80,13 +84,19 @@ def subplots(nrows=1, ncols=1, *, figsize=None, constrained_layout=False, margin
     are known in advance; constrained layout measures every label before drawing, a quarter of a plot's time."""
     figure = new_figure(figsize, constrained_layout and margins is None)
     if margins is not None:
-        left, right, top, bottom, wspace, hspace = margins
-        width, height = figure.get_size_inches()
-        panel_w = (width - left - right - (ncols - 1) * wspace) / ncols
-        panel_h = (height - top - bottom - (nrows - 1) * hspace) / nrows
-        figure.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height,
-                               bottom=bottom / height, wspace=wspace / panel_w, hspace=hspace / panel_h)
+        set_margins(figure, nrows, ncols, margins)
     return figure, figure.subplots(nrows, ncols, **kwargs)
+
+
+def set_margins(figure, nrows, ncols, margins) -> None:
+    """Place an ``nrows`` x ``ncols`` grid of panels at fixed ``(left, right, top, bottom, wspace, hspace)``
+    margins in inches (matplotlib takes figure fractions and fractions of a panel)."""
+    left, right, top, bottom, wspace, hspace = margins
+    width, height = figure.get_size_inches()
+    panel_w = (width - left - right - (ncols - 1) * wspace) / ncols
+    panel_h = (height - top - bottom - (nrows - 1) * hspace) / nrows
+    figure.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height,
+                           bottom=bottom / height, wspace=wspace / panel_w, hspace=hspace / panel_h)
 
 
 def save_figure(figure, stem: Path) -> Path:
