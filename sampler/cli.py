@@ -57,6 +57,16 @@ def _freeze(args) -> None:
         gc.freeze()
 
 
+def _plot_processes(args, pool) -> int:
+    """Processes to draw the plots in: one per usable core (`sampler.plots_parallel`) in the command's own
+    process; one under MPI (forking an MPI rank is unsafe) and in a test calling ``main([...])``."""
+    if not getattr(args, "own_process", False) or pool is not None:
+        return 1
+    from nestgrad.sampler.plots_parallel import usable_cpus
+
+    return usable_cpus()
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"nestgrad: warning: {message}", file=sys.stderr)
 
@@ -212,7 +222,7 @@ def cmd_run(args) -> int:
             _freeze(args)  # the run's results: the plots below allocate (and collect) many small objects
             from nestgrad.sampler.plots import make_plots
 
-            make_plots(results, outdir, kinds=config.output.plots)
+            make_plots(results, outdir, kinds=config.output.plots, processes=_plot_processes(args, pool))
             clock.lap("plots")
         results.timing = clock.merged(results.timing)
         write_results_json(results, outdir / RESULTS_JSON)  # again, now with the output and plot times
@@ -357,7 +367,7 @@ def cmd_plot(args) -> int:
     results = read_run_folder(args.outdir)
     _freeze(args)
     try:
-        for path in make_plots(results, args.outdir, kinds=kinds):
+        for path in make_plots(results, args.outdir, kinds=kinds, processes=_plot_processes(args, None)):
             print(path)
     except OSError as error:
         if error.errno not in WRITE_ERRNOS:
