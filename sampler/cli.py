@@ -57,14 +57,11 @@ def _freeze(args) -> None:
         gc.freeze()
 
 
-def _plot_processes(args, pool) -> int:
-    """Processes to draw the plots in: one per usable core (`sampler.plots_parallel`) in the command's own
-    process; one under MPI (forking an MPI rank is unsafe) and in a test calling ``main([...])``."""
-    if not getattr(args, "own_process", False) or pool is not None:
-        return 1
-    from nestgrad.sampler.plots_parallel import usable_cpus
-
-    return usable_cpus()
+def _plot_processes(args, pool):
+    """Processes to draw the plots in: in the command's own process, one more per idle core ("auto",
+    `sampler.plots_parallel`); one under MPI (forking an MPI rank is unsafe) and in a test calling
+    ``main([...])``."""
+    return "auto" if getattr(args, "own_process", False) and pool is None else 1
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

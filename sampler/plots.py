@@ -28,10 +28,11 @@ STYLE = {
 POSTERIOR_COLOR, TRUTH_COLOR, REFERENCE_COLOR = "#1f4e99", "#d95f02", "#1b9e77"
 
 
-def make_plots(results, outdir, kinds=PLOT_KINDS, *, processes: int = 1) -> list[Path]:
+def make_plots(results, outdir, kinds=PLOT_KINDS, *, processes: int | str = 1) -> list[Path]:
     """Make the requested plots; returns the PNG paths written (the PDFs sit next to them), in the order of
-    ``kinds``. ``processes`` > 1: shared among that many processes forked from this one, where the platform
-    allows (`plots_parallel`; the command line asks for it in its own process)."""
+    ``kinds``. ``processes``: an int > 1 shares the plots among up to that many processes forked from this
+    one, where the platform allows; ``"auto"``: one more per core found idle (`plots_parallel`; the command
+    line's choice in its own process)."""
     from nestgrad.sampler import plots_gradient, plots_parallel
 
     folder = Path(outdir) / "plots"
@@ -52,13 +53,19 @@ def make_plots(results, outdir, kinds=PLOT_KINDS, *, processes: int = 1) -> list
                 written.append(save_figure(figure, folder / f"{results.name}_{kind}"))
         return written
 
-    if processes < 2 or len(todo) < 2 or not plots_parallel.can_fork():
+    auto = processes == "auto"
+    wanted = plots_parallel.usable_cpus() if auto else int(processes)
+    if wanted < 2 or len(todo) < 2 or not plots_parallel.can_fork():
         return draw(todo)
+    since = plots_parallel.cpu_snapshot()
     # imported once, here, for every process (the PDF backend's import, in each process at its first PDF, is
-    # the one that runs side by side)
+    # the one that runs side by side); meanwhile, the idle cores are counted
     from matplotlib import figure  # noqa: F401
     from matplotlib.backends import backend_agg  # noqa: F401
 
+    processes = plots_parallel.processes_for(wanted, since) if auto else wanted
+    if processes < 2:
+        return draw(todo)
     groups = plots_parallel.shares(todo, processes, lambda kind: _cost(kind, results))
     drawn = plots_parallel.draw_shared(draw, groups)
     by_kind = {kind: path for group, paths in zip(groups, drawn) for kind, path in zip(group, paths)}

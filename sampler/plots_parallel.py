@@ -2,10 +2,13 @@
 
 matplotlib spends nearly all of a plot's time in Python (ticks, text layout, and everything twice: once for
 the PNG, once for the PDF), on one core. `nestgrad run` and `nestgrad plot` therefore share the requested plots
-among up to ``processes`` processes: this one draws the first share, children forked from it draw the others.
-They inherit the imported matplotlib and the run's results, so a child costs a fork, not an import. The four
-plots of the seed config took 2.4 s in one process and 1.35 s in two with a second core free (measured on the
-2-core development machine); with no core free the two processes share one and take about as long as one.
+among processes: this one draws the first share, children forked from it draw the others. They inherit the
+imported matplotlib and the run's results, so a child costs a fork, not an import. Only cores that are idle
+are worth a child. On the 2-core development machine the plots stage of `nestgrad run` on the seed config
+(four plots, matplotlib's import included) took 2.5 s in one process and 1.8 s in two while the second core was
+free, but 3.8 s in two against 3.35 s in one while another user kept both cores busy (medians of 5). So
+`processes_for` counts the cores of this process's affinity mask that stayed idle (/proc/stat) while
+matplotlib was being imported, just before the plots are drawn, and forks one child per idle core.
 
 Why fork is safe here: a child runs matplotlib and numpy only (no numba: GNU OpenMP refuses to run in a forked
 child), starts no thread, writes nothing to stdout or stderr (a lock another thread of the parent held at the
@@ -42,6 +45,38 @@ def usable_cpus() -> int:
 
 def can_fork() -> bool:
     return hasattr(os, "fork") and sys.platform.startswith("linux")
+
+
+def cpu_snapshot():
+    """(idle, all) time so far of the cores this process may run on, in clock ticks, from /proc/stat; None
+    where that is unknown."""
+    try:
+        cores = {f"cpu{i}" for i in os.sched_getaffinity(0)}
+        idle = total = 0
+        with open("/proc/stat", encoding="ascii") as handle:
+            for line in handle:
+                name, *fields = line.split()
+                if name in cores:
+                    values = [int(v) for v in fields[:8]]  # user nice system idle iowait irq softirq steal
+                    idle += values[3] + values[4]
+                    total += sum(values)
+    except (AttributeError, OSError, ValueError, IndexError):
+        return None
+    return (idle, total) if total else None
+
+
+def processes_for(wanted: int, since) -> int:
+    """How many processes to draw in: this one plus one child per core that was idle on average since the
+    snapshot ``since`` (rounded to the nearest core), at most ``wanted`` and the usable cores. With no usable measure (not Linux, a
+    window under 0.05 s), the 1-minute load average stands in for what the others use."""
+    usable = usable_cpus()
+    now = cpu_snapshot()
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    if since is not None and now is not None and now[1] - since[1] >= 0.05 * ticks * usable:
+        idle = (now[0] - since[0]) / (now[1] - since[1]) * usable  # this process kept about one core busy
+    else:
+        idle = usable - os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return max(1, min(int(wanted), usable, 1 + int(idle + 0.5)))
 
 
 def shares(kinds, processes: int, cost) -> list[list[str]]:

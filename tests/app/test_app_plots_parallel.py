@@ -13,7 +13,8 @@ import pytest
 from app_synthetic import gaussian_run
 from nestgrad.sampler import plots, plots_corner, plots_hmc, plots_run
 from nestgrad.sampler.plots import make_plots
-from nestgrad.sampler.plots_parallel import PlotProcessError, can_fork, shares
+from nestgrad.sampler.plots_parallel import (PlotProcessError, can_fork, cpu_snapshot, processes_for, shares,
+                                             usable_cpus)
 from nestgrad.sampler.run_folder import read_run_folder, write_run_folder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,6 +41,23 @@ def test_shares_balance_and_keep_the_order():
     assert shares(KINDS, 1, cost) == [KINDS]
     assert shares(["run"], 4, cost) == [["run"]]
     assert sorted(map(tuple, shares(KINDS, 9, cost))) == [("corner",), ("hmc",), ("run",), ("trace",)]
+
+
+def test_one_child_per_idle_core():
+    """`processes_for` from the idle share of this process's cores since a snapshot (here a made-up one, an
+    hour of ticks before now, so that the few ticks between it and the call do not matter)."""
+    idle_now, total_now = cpu_snapshot()
+    hour = 3600 * os.sysconf("SC_CLK_TCK") * usable_cpus()
+
+    def since(idle_fraction):
+        return idle_now - int(idle_fraction * hour), total_now - hour
+
+    assert processes_for(4, since(0.0)) == 1  # every core busy: no child
+    if usable_cpus() >= 2:
+        assert processes_for(4, since(1.0 / usable_cpus())) == 2  # one core idle besides this process's
+        assert processes_for(1, since(1.0)) == 1  # never more than asked for
+    assert processes_for(4, since(1.0)) == min(4, usable_cpus())
+    assert 1 <= processes_for(4, None) <= 4  # no snapshot: the load average decides
 
 
 def test_two_processes_write_what_one_does(folder):
