@@ -27,6 +27,9 @@ WRITE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EACC
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    # The command line's own process (not a test calling main([...])), which ends after this command: objects
+    # that live until exit can be moved out of the garbage collector's sight (`_freeze`).
+    args.own_process = argv is None
     if args.command is None:
         parser.print_help()
         return EXIT_CONFIG
@@ -39,9 +42,26 @@ def main(argv=None) -> int:
         # Warnings (an unused parameter, NaN likelihood values) are one plain line each, not a source excerpt.
         warnings.showwarning = _show_warning
         status = _dispatch(args)
-    if argv is None:  # the command line's own process, which ends now: no final garbage collection over
-        gc.freeze()   # numba's and matplotlib's objects at exit (0.5 s of every `nestgrad run`, measured)
+    _freeze(args)  # no final garbage collection over numba's and matplotlib's objects at exit (0.5 s, measured)
     return status
+
+
+def _freeze(args) -> None:
+    """In the command's own process, move every object that exists now into the garbage collector's permanent
+    generation (``gc.freeze``): the imported modules, numba's compiled kernels and typing caches, the sampler's
+    state. They live until the process exits anyway, and each full collection would otherwise walk all of them
+    again (measured on the seed config: collections took 0.46 s of a run with its four plots, 0.20 s once
+    frozen). Objects made later (figures, sampling buffers) are collected as usual. Not in a test process
+    calling ``main([...])``, whose garbage must stay collectable."""
+    if getattr(args, "own_process", False):
+        gc.freeze()
+
+
+def _plot_processes(args, pool):
+    """Processes to draw the plots in: in the command's own process, one more per idle core ("auto",
+    `sampler.plots_parallel`); one under MPI (forking an MPI rank is unsafe) and in a test calling
+    ``main([...])``."""
+    return "auto" if getattr(args, "own_process", False) and pool is None else 1
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -141,6 +161,7 @@ def cmd_run(args) -> int:
             return 0
     problem = cfg.build(config)
     sampler = cfg.make_sampler(config, problem)
+    _freeze(args)  # the modules imported so far, the likelihood and its compiled functions
     clock.lap("setup")
     # a kernel missing from the cache compiles in a child process while the gradient check runs
     sampler.prepare(notify=None if args.quiet else _compiling)
@@ -164,6 +185,7 @@ def cmd_run(args) -> int:
         raise RunFolderError(f"{outdir}: cannot create the output folder ({error.strerror or error})") from None
     clock.lap("setup")
     sampler.compile(notify=None if args.quiet else _compiling)
+    _freeze(args)  # the chain kernel, loaded or compiled
     try:
         results = sampler.run(checkpoint=str(checkpoint), resume=args.resume,
                               progress=not args.quiet and sys.stderr.isatty(), **run_args)
@@ -194,9 +216,10 @@ def cmd_run(args) -> int:
             write_gradient_check(report, problem.params, outdir)
         clock.lap("output")
         if config.output.plots:
+            _freeze(args)  # the run's results: the plots below allocate (and collect) many small objects
             from nestgrad.sampler.plots import make_plots
 
-            make_plots(results, outdir, kinds=config.output.plots)
+            make_plots(results, outdir, kinds=config.output.plots, processes=_plot_processes(args, pool))
             clock.lap("plots")
         results.timing = clock.merged(results.timing)
         write_results_json(results, outdir / RESULTS_JSON)  # again, now with the output and plot times
@@ -339,8 +362,9 @@ def cmd_plot(args) -> int:
               file=sys.stderr)
         return EXIT_CONFIG
     results = read_run_folder(args.outdir)
+    _freeze(args)
     try:
-        for path in make_plots(results, args.outdir, kinds=kinds):
+        for path in make_plots(results, args.outdir, kinds=kinds, processes=_plot_processes(args, None)):
             print(path)
     except OSError as error:
         if error.errno not in WRITE_ERRNOS:

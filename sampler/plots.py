@@ -4,9 +4,11 @@
 
 Each kind lives in its own module (`plots_corner`, `plots_run`, `plots_hmc`, `plots_gradient`); this module
 holds what they share: the matplotlib style, LaTeX labels, the -log X axis of the dead points, and saving.
-Figures are plain `matplotlib.figure.Figure`s, drawn by the Agg (PNG) and PDF backends when saved: no pyplot
-(its import and its global figure list cost time), no window, plotting works on headless machines. matplotlib
-is imported only when a plot is made.
+Figures are plain `matplotlib.figure.Figure`s on an Agg canvas, drawn by the Agg (PNG) and PDF backends when
+saved: no pyplot (its import and its global figure list cost time), no window, plotting works on headless
+machines. matplotlib is imported only when a plot is made. Panels sit at fixed margins rather than under a
+layout engine, dense point clouds are rasterized in the PDFs, and the command line shares the plots among
+processes forked from its own (`plots_parallel`).
 """
 from __future__ import annotations
 
@@ -26,22 +28,60 @@ STYLE = {
 POSTERIOR_COLOR, TRUTH_COLOR, REFERENCE_COLOR = "#1f4e99", "#d95f02", "#1b9e77"
 
 
-def make_plots(results, outdir, kinds=PLOT_KINDS) -> list[Path]:
-    """Make the requested plots; returns the PNG paths written (the PDFs sit next to them)."""
-    from nestgrad.sampler import plots_gradient
+def make_plots(results, outdir, kinds=PLOT_KINDS, *, processes: int | str = 1) -> list[Path]:
+    """Make the requested plots; returns the PNG paths written (the PDFs sit next to them), in the order of
+    ``kinds``. ``processes``: an int > 1 shares the plots among up to that many processes forked from this
+    one, where the platform allows; ``"auto"``: one more per core found idle (`plots_parallel`; the command
+    line's choice in its own process)."""
+    from nestgrad.sampler import plots_gradient, plots_parallel
 
     folder = Path(outdir) / "plots"
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
+    todo = []
     for kind in kinds:
         if kind == "gradient" and not plots_gradient.has_gradient_check(outdir):
             continue  # no check was run for this folder (`nestgrad run --no-check`)
         if kind in ("hmc",) and not results.diagnostics:
             continue  # a text-only run folder carries no per-iteration diagnostics
-        with matplotlib.rc_context(STYLE):
-            figure = _makers(results, outdir)[kind]()
-            written.append(save_figure(figure, folder / f"{results.name}_{kind}"))
-    return written
+        todo.append(kind)
+
+    def draw(share):
+        written = []
+        for kind in share:
+            with matplotlib.rc_context(STYLE):
+                figure = _makers(results, outdir)[kind]()
+                written.append(save_figure(figure, folder / f"{results.name}_{kind}"))
+        return written
+
+    auto = processes == "auto"
+    wanted = plots_parallel.usable_cpus() if auto else int(processes)
+    if wanted < 2 or len(todo) < 2 or not plots_parallel.can_fork():
+        return draw(todo)
+    since = plots_parallel.cpu_snapshot()
+    # imported once, here, for every process (the PDF backend's import, in each process at its first PDF, is
+    # the one that runs side by side); meanwhile, the idle cores are counted
+    from matplotlib import figure  # noqa: F401
+    from matplotlib.backends import backend_agg  # noqa: F401
+
+    processes = plots_parallel.processes_for(wanted, since) if auto else wanted
+    if processes < 2:
+        return draw(todo)
+    groups = plots_parallel.shares(todo, processes, lambda kind: _cost(kind, results))
+    drawn = plots_parallel.draw_shared(draw, groups)
+    by_kind = {kind: path for group, paths in zip(groups, drawn) for kind, path in zip(group, paths)}
+    return [by_kind[kind] for kind in todo]
+
+
+def _cost(kind, results) -> float:
+    """Rough drawing time of a plot (seconds on the 2-core machine, PNG and PDF), to share plots among
+    processes: the corner plot grows with its panels, the trace plot with its parameters."""
+    d = len(results.params)
+    if kind == "corner":
+        p = min(d, 10)
+        return 0.05 + 0.05 * p * (p + 1) / 2
+    if kind == "trace":
+        return 0.05 + 0.1 * min(d, 16)
+    return {"run": 0.5, "hmc": 0.7, "gradient": 0.3}.get(kind, 0.5)
 
 
 def figure_of(results, kind: str):
@@ -68,10 +108,14 @@ def _makers(results, outdir):
 
 
 def new_figure(figsize=None, constrained_layout=False):
-    """A plain Figure (see the module docstring)."""
+    """A plain Figure on an Agg canvas (see the module docstring): drawn without a display whatever
+    ``MPLBACKEND`` or the user's matplotlibrc say; ``savefig`` of a PDF switches to the PDF backend by itself."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    return Figure(figsize=figsize, layout="constrained" if constrained_layout else None)
+    figure = Figure(figsize=figsize, layout="constrained" if constrained_layout else None)
+    FigureCanvasAgg(figure)
+    return figure
 
 
 def subplots(nrows=1, ncols=1, *, figsize=None, constrained_layout=False, margins=None, **kwargs):
@@ -80,13 +124,19 @@ def subplots(nrows=1, ncols=1, *, figsize=None, constrained_layout=False, margin
     are known in advance; constrained layout measures every label before drawing, a quarter of a plot's time."""
     figure = new_figure(figsize, constrained_layout and margins is None)
     if margins is not None:
-        left, right, top, bottom, wspace, hspace = margins
-        width, height = figure.get_size_inches()
-        panel_w = (width - left - right - (ncols - 1) * wspace) / ncols
-        panel_h = (height - top - bottom - (nrows - 1) * hspace) / nrows
-        figure.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height,
-                               bottom=bottom / height, wspace=wspace / panel_w, hspace=hspace / panel_h)
+        set_margins(figure, nrows, ncols, margins)
     return figure, figure.subplots(nrows, ncols, **kwargs)
+
+
+def set_margins(figure, nrows, ncols, margins) -> None:
+    """Place an ``nrows`` x ``ncols`` grid of panels at fixed ``(left, right, top, bottom, wspace, hspace)``
+    margins in inches (matplotlib takes figure fractions and fractions of a panel)."""
+    left, right, top, bottom, wspace, hspace = margins
+    width, height = figure.get_size_inches()
+    panel_w = (width - left - right - (ncols - 1) * wspace) / ncols
+    panel_h = (height - top - bottom - (nrows - 1) * hspace) / nrows
+    figure.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height,
+                           bottom=bottom / height, wspace=wspace / panel_w, hspace=hspace / panel_h)
 
 
 def save_figure(figure, stem: Path) -> Path:

@@ -7,6 +7,7 @@ analytic gradient, on a log scale with the tolerances `Likelihood.check_gradient
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -60,14 +61,19 @@ def gradient_plot(check: dict):
         analytic = check["analytic"][finite]
         series += [("analytic vs finite differences", relative_error(analytic, fd), TRUTH_COLOR, "^"),
                    ("AD vs analytic", relative_error(ad, analytic), REFERENCE_COLOR, "s")]
-    figure, ax = subplots(figsize=(max(5.0, 1.0 + 0.9 * d), 4.2), constrained_layout=True)
+    rotate = d > 8
+    width = max(5.0, 1.0 + 0.9 * d)
+    bottom, right = _name_margins(params, rotate, (width - 1.25) / d)
+    # margins in inches, from the names' sizes, rather than a layout engine, which measures every label of the
+    # figure first (a third of this plot's time)
+    figure, ax = subplots(figsize=(width, 3.75 + bottom), margins=(1.05, right, 0.35, bottom, 0, 0))
     offsets = np.linspace(-0.2, 0.2, len(series)) if len(series) > 1 else [0.0]
     rng = np.random.default_rng(0)
     for (text, errors, color, marker), offset in zip(series, offsets):
-        for j in range(d):
-            jitter = offset + rng.uniform(-0.04, 0.04, errors.shape[0])
-            ax.scatter(j + jitter, np.maximum(errors[:, j], FLOOR), color=color, marker=marker, s=18,
-                       alpha=0.8, label=text if j == 0 else None)
+        # one collection per series (the points of parameter 0, then 1, ...): a dozen fewer artists to draw
+        x = np.concatenate([j + offset + rng.uniform(-0.04, 0.04, errors.shape[0]) for j in range(d)])
+        y = np.concatenate([np.maximum(errors[:, j], FLOOR) for j in range(d)])
+        ax.scatter(x, y, color=color, marker=marker, s=18, alpha=0.8, label=text)
     ax.axhline(check["fd_tolerance"], color="0.3", ls="--", lw=0.9,
                label=f"tolerance vs finite differences ({check['fd_tolerance']:g})")
     if check.get("analytic") is not None:
@@ -76,10 +82,30 @@ def gradient_plot(check: dict):
     ax.set_yscale("log")
     ax.set_ylim(FLOOR / 3, 10.0)
     ax.set_xticks(range(d))
-    ax.set_xticklabels(params, rotation=0 if d <= 8 else 45)
+    ax.set_xticklabels(params, rotation=45 if rotate else 0)
     ax.set_xlim(-0.6, d - 0.4)
     ax.set_ylabel("relative error per point\n(exact agreement drawn at $10^{-17}$)")
     verdict = "passed" if check["ok"] else "FAILED"
     ax.set_title(f"gradient cross-check at {int(finite.sum())} prior draws: {verdict}")
     ax.legend(loc="upper left", fontsize=8, ncol=1, framealpha=0.9)
     return figure
+
+
+def _name_margins(params, rotated: bool, inch_per_param: float) -> tuple[float, float]:
+    """(bottom, right) margins in inches for the parameter names under the axes: tick, pad and the tallest
+    name below; on the right, whatever of the last name reaches past the axes' end (0.4 of a parameter's width
+    beyond its tick). Names are turned by 45 degrees when ``rotated``, centred on their tick either way."""
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import text_to_path
+
+    prop = FontProperties(size=rcParams["xtick.labelsize"])
+    sizes = [text_to_path.get_text_width_height_descent(name, prop, ismath=False)[:2] for name in params]
+    if rotated:  # the box of a turned name: (width + height) * sin 45 each way; points to inches
+        tallest = max(w + h for w, h in sizes) * math.sqrt(0.5) / 72.0
+        last = sum(sizes[-1]) * math.sqrt(0.5) / 72.0
+    else:
+        tallest, last = max(h for _, h in sizes) / 72.0, sizes[-1][0] / 72.0
+    bottom = max(0.45, 0.3 + tallest)
+    right = max(0.2, 0.5 * last - 0.4 * inch_per_param + 0.1)
+    return bottom, right

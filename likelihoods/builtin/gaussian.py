@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-from scipy.special import ndtr
 
 from ._base import Builtin
 
@@ -57,6 +56,8 @@ def reference_logz(mean, cov, rho):
     Diagonal: a product of 1-D normal CDF differences (exact). Correlated: scipy's multivariate normal CDF
     (Genz's method, absolute error ~1e-5 on a mass close to one).
     """
+    from scipy.special import ndtr
+
     sigma = np.sqrt(np.diag(cov))
     if rho == 0.0:
         mass = ndtr((1.0 - mean) / sigma) - ndtr((0.0 - mean) / sigma)

@@ -4,7 +4,6 @@ import functools
 import math
 
 import numpy as np
-from scipy.special import ndtr
 
 from ._base import Builtin
 from ._reference import log_integral
@@ -55,6 +54,8 @@ def reference_logz(x, priors=PRIORS):
     for each row  ∫ dmu N-likelihood = exp(-S/2s²) s sqrt(2π/n) [Φ((hi-x̄)√n/s) - Φ((lo-x̄)√n/s)] (2πs²)^(-n/2)
     with S = Σ(x - x̄)², leaving a 1-D integral over sigma for scipy's adaptive quadrature.
     """
+    from scipy.special import ndtr
+
     total = 0.0
     for row, (mu_name, s_name) in enumerate((("mu1", "sigma1"), ("mu2", "sigma2"))):
         _, mu_lo, mu_hi = priors[mu_name]

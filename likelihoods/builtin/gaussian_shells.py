@@ -2,8 +2,6 @@
 
 import math
 
-from scipy.special import gammaln
-
 from ._base import Builtin
 from ._reference import log_integral
 
@@ -55,6 +53,8 @@ def reference_logz(ndim, centre=3.5, radius=2.0, width=0.1, half_width=6.0):
     """Exact for non-overlapping shells inside the box (ns-survey.md §4.2):
     lnZ = ln 2 + ln S_{d-1} + ln ∫_0^∞ ρ^(d-1) N(ρ; r, w) dρ − d ln(2·half_width), S_{d-1} = 2π^(d/2)/Γ(d/2);
     the radial integral by quadrature."""
+    from scipy.special import gammaln
+
     if centre + radius + 4 * width > half_width or centre < radius + 4 * width:
         return None
     log_sphere = math.log(2.0) + 0.5 * ndim * math.log(math.pi) - gammaln(0.5 * ndim)

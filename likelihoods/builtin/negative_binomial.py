@@ -4,7 +4,6 @@ import functools
 import math
 
 import numpy as np
-from scipy.special import gammaln
 
 from ._base import Builtin
 from ._reference import log_integral_box
@@ -44,6 +43,8 @@ def make_data(rng, n=100, mu=5.0, r=2.0):
 def reference_logz(k, priors=PRIORS):
     """Two-dimensional Simpson quadrature in (log mu, log r), where both loguniform priors are flat,
     over the window holding the posterior mass (likelihoods/builtin/_reference.py: log_integral_box)."""
+    from scipy.special import gammaln
+
     k = np.asarray(k, dtype=float)
     counts, multiplicity = np.unique(k, return_counts=True)  # sums over distinct counts: much cheaper
     (_, mu_lo, mu_hi), (_, r_lo, r_hi) = priors["mu"], priors["r"]

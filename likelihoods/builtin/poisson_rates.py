@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-from scipy.special import exp1, gammainc
 
 from ._base import Builtin
 
@@ -36,6 +35,8 @@ def _log_bin_evidence(k, family, low, high):
     loguniform:  (1/ln(hi/lo)) ∫ λ^(k-1) e^-λ / k! dλ = [P(k, hi) - P(k, lo)] / (k ln(hi/lo))   (k >= 1)
                  and [E1(lo) - E1(hi)] / ln(hi/lo) for k = 0.
     """
+    from scipy.special import exp1, gammainc
+
     if family == "uniform":
         return math.log(gammainc(k + 1.0, high) - gammainc(k + 1.0, low)) - math.log(high - low)
     if k == 0:

@@ -2,8 +2,6 @@
 
 import math
 
-from scipy.special import ndtr
-
 from ._base import Builtin
 from ._reference import log_integral
 
@@ -28,6 +26,8 @@ def gradient(theta, out):
 def reference_logz(half_width=10.0):
     """The y integral is a Gaussian (width 0.1) cut by the box, done with the normal CDF; x by quadrature.
     Untruncated: ln(π/5) − ln 400 = −6.456; the box removes the banana's tips (−6.472)."""
+    from scipy.special import ndtr
+
     h = half_width
 
     def log_slice(x):

@@ -57,3 +57,16 @@ def test_plot_command_errors(tmp_path, capsys):
     assert "results.json: not found" in capsys.readouterr().err
     assert main(["plot", str(tmp_path), "--kinds", "cornr"]) == 2
     assert "unknown plot 'cornr'" in capsys.readouterr().err
+
+
+def test_corner_smoothing_is_scipys_gaussian_filter():
+    """The corner plot smooths its 2-D histograms in numpy (no scipy.ndimage import): same numbers."""
+    from scipy.ndimage import gaussian_filter
+
+    from nestgrad.sampler.plots_corner import smooth
+
+    rng = np.random.default_rng(1)
+    for shape in [(30, 30), (7, 4), (2, 3)]:
+        hist = rng.random(shape)
+        for sigma in (1.0, 0.6):
+            assert np.allclose(smooth(hist, sigma), gaussian_filter(hist, sigma), rtol=1e-13, atol=1e-15)
