@@ -39,13 +39,13 @@ def key_path(path) -> str:
 suggest = did_you_mean  # "' (did you mean 'x'?)'" for the closest valid choice, or ''
 
 
-def check_limits(text: str, filename: str) -> None:
+def check_limits(text: str, filename: str, event_loader=_EVENT_LOADER) -> None:
     """Refuse oversized, too deeply nested, alias-bomb or tagged documents; builds no Python objects.
 
     Syntax errors are left to the full parse, which reports them with PyYAML's own wording."""
     if len(text) > MAX_BYTES:
         raise ConfigError(too_large(filename, len(text.encode("utf-8", "replace"))))
-    loader = _EVENT_LOADER(text)
+    loader = event_loader(text)
     open_nodes = []       # (anchor, nodes counted before it) of the collections being read
     sizes = {}            # anchor -> nodes in the anchored value (aliases inside it expanded)
     total = 0
@@ -55,7 +55,11 @@ def check_limits(text: str, filename: str) -> None:
                 if not loader.check_event():
                     return
                 event = loader.get_event()
-            except yaml.YAMLError:
+            except yaml.YAMLError as error:
+                # Newer libyaml stops at its own nesting limit while scanning ahead, before the events that
+                # would show ours; the pure-Python event parser (a state machine, no recursion) finds where.
+                if event_loader is not yaml.SafeLoader and "nesting depth" in str(error):
+                    check_limits(text, filename, yaml.SafeLoader)
                 return
             mark = event.start_mark
             where = f"{filename}:{mark.line + 1}:{mark.column + 1}"
