@@ -6,10 +6,7 @@ own Cholesky in loops, at a fraction of its scratch.
 The simulator part runs this file as a script in a subprocess (NUMBA_ENABLE_CUDASIM=1 must be set before numba is
 first imported) and reuses test_cuda_sim's batched harness.
 """
-import json
-import os
 import pathlib
-import subprocess
 import sys
 
 import numpy as np
@@ -24,7 +21,8 @@ from nestgrad import ad  # noqa: E402
 from ad_test_kernels import linalg as kl  # noqa: E402
 from ad_test_kernels import local_arrays as la  # noqa: E402
 from ad_test_kernels.case import Case  # noqa: E402
-from device_calls import ptx_without_driver, raw_value_and_grad_ptx  # noqa: E402,F401 (a fixture)
+from device_calls import (ptx_without_driver, raw_value_and_grad_ptx, run_simulator,  # noqa: E402,F401 (a fixture)
+                          simulate_cases)
 
 CASES = {
     "mvn_linalg": Case("mvn_linalg", kl.mvn_linalg, kl.mvn_args),
@@ -235,33 +233,12 @@ SIMULATED = ("gp_marginal", "triangular")
 
 
 def _simulate():
-    """Script side: every simulated case, float64 and float32, through test_cuda_sim's batched kernel."""
-    import numpy as np
-    from numba import cuda
-
-    import test_cuda_sim
-    from ad_test_kernels import numerics as nm
-
-    results = {}
-    for name in SIMULATED:
-        for dtype in ("float64", "float32"):
-            try:
-                results[f"{name}-{dtype}"] = test_cuda_sim._run_case(CASES[name], ad, cuda, np, nm, dtype)
-            except Exception as exc:  # reported per case so one failure does not hide the others
-                results[f"{name}-{dtype}"] = {"error": f"{type(exc).__name__}: {exc}"}
-    print("CUDASIM-RESULTS " + json.dumps(results))
+    simulate_cases(CASES, SIMULATED)
 
 
 @pytest.fixture(scope="module")
 def simulator_results():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    root = HERE.parent.parent
-    env["PYTHONPATH"] = os.pathsep.join([str(root)] + [p for p in [env.get("PYTHONPATH")] if p])
-    proc = subprocess.run([sys.executable, str(pathlib.Path(__file__).resolve())], env=env, cwd=str(root),
-                          capture_output=True, text=True, timeout=600)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("CUDASIM-RESULTS ")]
-    assert proc.returncode == 0 and lines, f"simulator run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return json.loads(lines[-1][len("CUDASIM-RESULTS "):])
+    return run_simulator(__file__)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
