@@ -10,7 +10,7 @@ from .report import make_report
 DEFAULT_FASTMATH = frozenset({"reassoc", "contract", "arcp", "nsz", "afn"})
 _DTYPES = {"float64": np.float64, "float32": np.float32}
 _CPU_FUNCS = ("value", "raw_value_and_grad", "raw_grad", "scratch_size", "value_and_grad", "grad", "raw_value")
-_CUDA_FUNCS = ("value", "raw_value_and_grad", "raw_grad", "raw_value")  # raw_value: kernels with local arrays
+_CUDA_FUNCS = ("value", "raw_value_and_grad", "raw_grad", "raw_value")  # no value where the kernel has local arrays
 
 
 def differentiate(fn, wrt="theta"):
@@ -38,7 +38,7 @@ class Kernels:
         self.dtype = dtype
         self.module = module
         for n in names:
-            if hasattr(module, n):  # raw_value only where the kernel has local arrays (value without scratch)
+            if hasattr(module, n):  # a CUDA module of a kernel with local arrays has no value (it would allocate)
                 setattr(self, n, getattr(module, n))
         self.python = {n: getattr(module, "py_" + n) for n in names if hasattr(module, "py_" + n)}
         if not hasattr(self, "value_and_grad") and not needs_scratch:
@@ -63,7 +63,7 @@ class Derivative:
         digest = cache.key(*self._key_parts, "python", self.source)
         self._py = cache.load_module(c.name + "_py", digest, self.source)
         self.value = self._py.value
-        self.raw_value = getattr(self._py, "raw_value", None)
+        self.raw_value = self._py.raw_value
         self.value_and_grad = self._py.value_and_grad
         self.grad = self._py.grad
         self.raw_value_and_grad = self._py.raw_value_and_grad
@@ -82,7 +82,8 @@ class Derivative:
         return make_report(self._c, n, np.dtype(dtype).itemsize, dtype)
 
     def jit(self, fastmath=DEFAULT_FASTMATH, dtype="float64"):
-        """numba-compiled ``value``, ``value_and_grad``, ``grad``, ``raw_value_and_grad``, ``raw_grad``."""
+        """numba-compiled ``value``, ``raw_value``, ``value_and_grad``, ``grad``, ``raw_value_and_grad``,
+        ``raw_grad``."""
         dtype = _dtype_name(dtype)
         flags = sorted(fastmath) if not isinstance(fastmath, bool) else fastmath
         k = ("cpu", dtype, repr(flags))
@@ -94,7 +95,8 @@ class Derivative:
         return self._compiled[k]
 
     def cuda(self, dtype="float32"):
-        """numba.cuda device functions ``value``, ``raw_value_and_grad``, ``raw_grad`` (self-contained)."""
+        """numba.cuda device functions ``raw_value``, ``raw_value_and_grad``, ``raw_grad`` and, for kernels
+        without local arrays, ``value`` (self-contained)."""
         dtype = _dtype_name(dtype)
         k = ("cuda", dtype)
         if k not in self._compiled:
@@ -121,17 +123,15 @@ def _cpu_footer(flags):
     if fm == "{}":
         fm = "False"
     lines = ["", "", "import numba", "", f"_OPTIONS = dict(fastmath={fm}, error_model='numpy', cache=True)"]
-    optional = "if 'raw_value' in globals():\n    "  # only kernels with local arrays have raw_value
     for n in _CPU_FUNCS:
-        lines.append(f"py_{n} = {n}" if n != "raw_value" else optional + "py_raw_value = raw_value")
+        lines.append(f"py_{n} = {n}")
     for n in _CPU_FUNCS:
-        lines.append(f"{n} = numba.njit(**_OPTIONS)({n})" if n != "raw_value" else
-                     optional + "raw_value = numba.njit(**_OPTIONS)(raw_value)")
+        lines.append(f"{n} = numba.njit(**_OPTIONS)({n})")
     return "\n".join(lines) + "\n"
 
 
 def _cuda_footer():
     lines = ["", "", "from numba import cuda", ""]
-    for n in _CUDA_FUNCS:  # a kernel with local arrays has raw_value and no value, the others value only
+    for n in _CUDA_FUNCS:  # a kernel with local arrays has no value on CUDA
         lines.append(f"if {n!r} in globals():\n    py_{n} = {n}\n    {n} = cuda.jit(device=True)({n})")
     return "\n".join(lines) + "\n"

@@ -154,9 +154,12 @@ def module_source(c, dtype="float64", target="python", fastmath=True):
              f"_nz_mul, _nz_div = selects.for_target({target!r})\n" + _external_header(c, target)]
     origin = Pos(c.line, 0, c.filename)
     fs = lambda name, params, ir, doc: function_source(name, params, ir, c.types, dtype, c.scratch, doc, origin)
-    if c.arrays:  # local arrays live in scratch: the primal takes it too, and value() allocates it
-        parts.append(fs("raw_value", args + [c.scratch], c.value_ir, "primal value; scratch: per-sample buffer "
-                        "of scratch_size(*args) elements (the local arrays live there)"))
+    # Every kernel has raw_value(..., scratch), the primal the batch drivers and samplers call with the sample's
+    # scratch row, so that no call allocates; local arrays live in that row. value() without scratch is for
+    # callers holding none: it allocates when the kernel has local arrays, and is absent on CUDA then.
+    parts.append(fs("raw_value", args + [c.scratch], c.value_ir, "primal value; scratch: per-sample buffer "
+                    "of scratch_size(*args) elements (the local arrays live there)"))
+    if c.arrays:
         if target != "cuda":
             parts.append(f"def value({', '.join(args)}):\n"
                          f"    {c.scratch} = np.empty(scratch_size({', '.join(args)}), {np_dtype})\n"

@@ -14,10 +14,10 @@ log-likelihood (outside the support) and is kept.
 # the samples are walked ({SAMPLES}), how a bad one is counted ({BAD}), the counter argument ({NBAD}), and the
 # lines that open and close each driver (<START>, <END>).
 DRIVER_TEMPLATE = '''
-def batch_value(thetas, out, {NBAD}{D}):
+def batch_value(thetas, out, scratch, {NBAD}{D}):
     <START>
     for b in {SAMPLES}:
-        v = value(thetas[b], {D})
+        v = raw_value(thetas[b], {D}, scratch[b])
         if v < INF:
             out[b] = v
         else:
@@ -62,8 +62,8 @@ def batch_grad(thetas, grad_out, scratch, {NBAD}{D}):
     <END>
 
 
-def tuple_value(theta, data):
-    return value(theta, {T})
+def tuple_value(theta, data, scratch):
+    return raw_value(theta, {T}, scratch)
 
 
 def tuple_value_and_grad(theta, data, grad_out, scratch):
@@ -117,7 +117,7 @@ def cpu_module_text(per_sample_module, n_data, fastmath):
     flags = "{" + ", ".join(repr(f) for f in sorted(fastmath)) + "}"
     header = (f"import math\nimport sys\n\nimport numba\nfrom numba import prange\n\n"
               f"_per_sample = sys.modules[{per_sample_module!r}]\n"
-              "value = _per_sample.value\nraw_value_and_grad = _per_sample.raw_value_and_grad\n"
+              "raw_value = _per_sample.raw_value\nraw_value_and_grad = _per_sample.raw_value_and_grad\n"
               "raw_grad = _per_sample.raw_grad\nINF = math.inf\nNAN = math.nan\n")
     footer = [f"\n_FLAGS = {flags}"]
     for name in ("batch_value", "batch_value_and_grad", "batch_grad"):

@@ -60,7 +60,9 @@ class AnalyticDerivative:
         """raw_* wrappers with the data arguments spelled out (numba has no ``*args``)."""
         data = ", ".join(self.arg_names[1:])
         data = data + ", " if data else ""
-        source = (f"def raw_value_and_grad(theta, {data}grad_out, scratch):\n"
+        source = (f"def raw_value(theta, {data}scratch):\n"
+                  f"    return kernel_fn(theta, {data[:-2]})\n\n"
+                  f"def raw_value_and_grad(theta, {data}grad_out, scratch):\n"
                   f"    gradient_fn(theta, {data}grad_out)\n"
                   f"    return kernel_fn(theta, {data[:-2]})\n\n"
                   f"def raw_grad(theta, {data}grad_out, scratch):\n"
@@ -68,8 +70,8 @@ class AnalyticDerivative:
         source = source.replace("(theta, )", "(theta)")
         namespace = {"kernel_fn": decorate(self.kernel), "gradient_fn": decorate(self.gradient)}
         exec(compile(source, f"<analytic {self.kernel.__name__}>", "exec"), namespace)
-        return _Functions(namespace["kernel_fn"], decorate(namespace["raw_value_and_grad"]),
-                          decorate(namespace["raw_grad"]))
+        return _Functions(namespace["kernel_fn"], decorate(namespace["raw_value"]),
+                          decorate(namespace["raw_value_and_grad"]), decorate(namespace["raw_grad"]))
 
     def jit(self, fastmath=FASTMATH, dtype="float64"):
         import numba
@@ -89,7 +91,8 @@ class AnalyticDerivative:
 
 
 class _Functions:
-    def __init__(self, value, raw_value_and_grad, raw_grad):
+    def __init__(self, value, raw_value, raw_value_and_grad, raw_grad):
         self.value = value
+        self.raw_value = raw_value
         self.raw_value_and_grad = raw_value_and_grad
         self.raw_grad = raw_grad

@@ -6,9 +6,10 @@ import numpy as np
 
 
 class CpuKernels(NamedTuple):
-    """value: njit ``value(theta, data) -> float``; value_and_grad: njit
-    ``value_and_grad(theta, data, grad_out, scratch) -> float`` (never allocates); data: the tuple of constant
-    arguments (already cast); scratch_size: elements per sample (0: pass an empty array); dtype."""
+    """value: njit ``value(theta, data, scratch) -> float``; value_and_grad: njit
+    ``value_and_grad(theta, data, grad_out, scratch) -> float``; neither allocates (local arrays live in
+    ``scratch``); data: the tuple of constant arguments (already cast); scratch_size: elements per sample (0:
+    pass an empty array); dtype."""
 
     value: Any
     value_and_grad: Any

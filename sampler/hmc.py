@@ -150,7 +150,7 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
                     count_new = ellipsoid_count(y, g_mean, g_chol, g_radius2, dense, tmp)
                     if count_old > 0 and count_new > 0 and accept_draw * count_new < count_old:
                         transform(codes, args, y, theta, jac)
-                        ly = float(value(theta, data))
+                        ly = float(value(theta, data, scratch))
                         stats[j, STAT_NLIKE] += 1
                         if ly != ly:
                             stats[j, STAT_NAN] += 1
@@ -177,7 +177,7 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
             where = 2
         else:
             transform(codes, args, y, theta, jac)
-            ly = float(value(theta, data))
+            ly = float(value(theta, data, scratch))
             stats[j, STAT_NLIKE] += 1
             if ly != ly:
                 stats[j, STAT_NAN] += 1
@@ -231,7 +231,7 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
         lz = -math.inf
         if in_cube(z) and (nclusters == 1 or region(z, g_mean, g_chol, g_radius2, dense, tmp) == c):
             transform(codes, args, z, theta, jac)
-            lz = float(value(theta, data))
+            lz = float(value(theta, data, scratch))
             stats[j, STAT_NLIKE] += 1
             if lz != lz:
                 stats[j, STAT_NAN] += 1
@@ -254,13 +254,14 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
     out_cluster[j] = c
 
 
-def _evaluate(thetas, data, theta_buf, out):
-    # Initial draws only; serial: a parallel function would add compile time for a once-per-run batch.
+def _evaluate(thetas, data, theta_buf, scratch, out):
+    # Initial draws only; serial (one scratch row serves every sample): a parallel function would add compile
+    # time for a once-per-run batch.
     for b in range(thetas.shape[0]):
         t = theta_buf[b]
         for i in range(thetas.shape[1]):
             t[i] = thetas[b, i]
-        out[b] = value(t, data)
+        out[b] = value(t, data, scratch)
 
 
 def _bind(fn, jit, **globals_):
@@ -354,8 +355,8 @@ def _compiled_in_memory(value, value_and_grad):
 
 class CompiledKernel(NamedTuple):
     """advance: ``advance(u_start, ..., stats)`` over all chains (``sampler.hmc_runtime.ChainThreads`` around
-    the compiled ``advance_range``); evaluate: njit ``evaluate(thetas, data, theta_buf, out)``; origin: "cache"
-    (loaded from numba's cache), "compiled" (a child process compiled it into the cache, then it was loaded)
+    the compiled ``advance_range``); evaluate: njit ``evaluate(thetas, data, theta_buf, scratch, out)`` (one
+    scratch row); origin: "cache" (loaded from numba's cache), "compiled" (a child process compiled it into the cache, then it was loaded)
     or "in-process" (compiled here, not cached); seconds: time spent getting it in this call; child_seconds:
     wall time of the child process that compiled it (from its start, possibly before this call), else None."""
 
@@ -417,7 +418,7 @@ def make_chain_kernel(value, value_and_grad):
 
 
 def make_batch_evaluator(value, value_and_grad=None):
-    """njit ``evaluate(thetas, data, theta_buf, out)``: ``value`` on every row (initial draws). Pass the
+    """njit ``evaluate(thetas, data, theta_buf, scratch, out)``: ``value`` on every row (initial draws). Pass the
     ``value_and_grad`` of the same likelihood to share the compiled pair with :func:`make_chain_kernel`."""
     if value_and_grad is None:
         return _compiled_in_memory(fresh_dispatcher(value), fresh_dispatcher(value))[1]

@@ -221,7 +221,7 @@ class RootPool(_Pool):
                 self.chains += int(counts[0])
                 self._collect(counts, offsets, [chain_rng] + list(work[-5:]))
 
-        def evaluate_all(thetas, data, theta_buf, out):
+        def evaluate_all(thetas, data, theta_buf, scratch, out):
             counts, offsets = self._counts(thetas.shape[0])
             self._command(("evaluate", int(thetas.shape[0]), int(thetas.shape[1])))
             thetas = np.ascontiguousarray(thetas, dtype=np.float64)
@@ -230,7 +230,7 @@ class RootPool(_Pool):
             start = time.perf_counter()
             try:
                 if counts[0]:
-                    evaluate(thetas[mine], data, theta_buf[mine], out[mine])
+                    evaluate(thetas[mine], data, theta_buf[mine], scratch, out[mine])
             finally:
                 self.busy += time.perf_counter() - start
                 self._collect(counts, offsets, [out])
@@ -333,7 +333,8 @@ class WorkerPool(_Pool):
                 m = int(counts_e[self.rank])
                 thetas, out = np.empty((m, width)), np.empty(m)
                 self._scatter_rows(None, thetas, counts_e, offsets_e)
-                error = self._run(lambda: evaluate(thetas, data, np.empty((m, width), dtype), out) if m else None)
+                theta_buf = np.empty((m, width), dtype)
+                error = self._run(lambda: evaluate(thetas, data, theta_buf, workspace.scratch[0], out) if m else None)
                 self._reply(error, counts_e, offsets_e, [out])
 
     def _run(self, work):

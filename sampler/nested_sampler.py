@@ -155,7 +155,8 @@ class NestedSampler:
             advance = (u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), ctrl,
                        seed_chain_states(np.random.default_rng(0), self.k), kern.data, self.prior.codes,
                        self.prior.args, *warm_geometry[:5], *self._workspace.arrays())
-            evaluate = (np.full((1, self.ndim), 0.5), kern.data, np.empty((1, self.ndim), dtype), np.empty(1))
+            evaluate = (np.full((1, self.ndim), 0.5), kern.data, np.empty((1, self.ndim), dtype),
+                        self._workspace.scratch[0], np.empty(1))
             self._warm = (advance, evaluate)
         return self._warm
 
@@ -189,7 +190,7 @@ class NestedSampler:
             advance = GpuChainKernel(kern, codes, args, self.k, self.ndim)
             like = self.likelihood
 
-            def evaluate(thetas, data, theta_buf, out):
+            def evaluate(thetas, data, theta_buf, scratch, out):
                 out[:] = like.logl(np.ascontiguousarray(thetas, dtype=dtype))
         else:
             advance_sig, evaluate_sig = self._signatures()
@@ -225,7 +226,7 @@ class NestedSampler:
             u = generator.random((n, d))
             theta = self.prior.transform(u)
             logl = np.empty(n)
-            self._evaluate(theta, self.kernels.data, np.empty((n, d), dtype), logl)
+            self._evaluate(theta, self.kernels.data, np.empty((n, d), dtype), self._workspace.scratch[0], logl)
             drawn += n
             nan += int(np.count_nonzero(~np.isfinite(logl)))
             ok = np.isfinite(logl) | (logl == np.inf)

@@ -54,8 +54,10 @@ def peer_run(name, seed, nlive):
     problem = PROBLEMS[name]()
     k = problem.cpu_kernels()
 
+    scratch = np.empty(k.scratch_size)
+
     def loglike(theta):
-        v = float(k.value(np.ascontiguousarray(theta, dtype=np.float64), k.data))
+        v = float(k.value(np.ascontiguousarray(theta, dtype=np.float64), k.data, scratch))
         return v if np.isfinite(v) else -1e300
 
     def transform(u):

@@ -45,7 +45,7 @@ def cpu_drivers(functions, n_data, fastmath=FASTMATH):
 
 def _in_memory_drivers(functions, n_data, fastmath):
     namespace = {"prange": numba.prange, "INF": math.inf, "NAN": math.nan,
-                 "value": functions.value, "raw_value_and_grad": functions.raw_value_and_grad,
+                 "raw_value": functions.raw_value, "raw_value_and_grad": functions.raw_value_and_grad,
                  "raw_grad": functions.raw_grad}
     codegen.compile_module(codegen.cpu_source(n_data), namespace, f"<nestgrad cpu driver {n_data}>")
     flags = set(fastmath)
@@ -71,7 +71,7 @@ class CpuBackend:
     def logl(self, thetas, out=None):
         thetas = as_batch(thetas, self.ndim, self.dtype, self.buffers)
         out, _ = outputs(self.buffers, thetas.shape[0], self.ndim, self.dtype, out, grad=False)
-        return out, int(self.drivers["batch_value"](thetas, out, *self.data))
+        return out, int(self.drivers["batch_value"](thetas, out, self._scratch(thetas.shape[0]), *self.data))
 
     def logl_and_grad(self, thetas, out=None, grad_out=None):
         thetas = as_batch(thetas, self.ndim, self.dtype, self.buffers)

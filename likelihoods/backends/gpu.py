@@ -47,7 +47,7 @@ def gpu_drivers(functions, n_data):
     with _LOCK:
         entry = _DRIVERS.get(key)
         if entry is None or entry[0] is not functions:
-            namespace = {"cuda": cuda, "INF": math.inf, "NAN": math.nan, "value": functions.value,
+            namespace = {"cuda": cuda, "INF": math.inf, "NAN": math.nan, "raw_value": functions.raw_value,
                          "raw_value_and_grad": functions.raw_value_and_grad, "raw_grad": functions.raw_grad}
             codegen.compile_module(codegen.gpu_source(n_data), namespace, f"<nestgrad gpu driver {n_data}>")
             drivers = {name: cuda.jit(namespace[name]) for name in
@@ -145,7 +145,7 @@ class GpuBackend:
     def logl(self, thetas, out=None):
         staged, on_device = self._stage(thetas)
         d_out = self._output("out", out, (staged.shape[0],), on_device)
-        nbad = self._run("batch_value", staged, (d_out,))
+        nbad = self._run("batch_value", staged, (d_out, self.scratch(staged.shape[0])))
         return self._result("out", d_out, out, thetas, on_device), nbad
 
     def logl_and_grad(self, thetas, out=None, grad_out=None):

@@ -73,7 +73,7 @@ def check_kernel_bundle():
     def user_kernel(thetas, out, grads, scratch):
         i = cuda.grid(1)
         if i < thetas.shape[0]:
-            out[i] = value_and_grad(thetas[i], data, grads[i], scratch[i]) - value(thetas[i], data)
+            out[i] = value_and_grad(thetas[i], data, grads[i], scratch[i]) - value(thetas[i], data, scratch[i])
 
     thetas = prior_draws(b, 5, np.random.default_rng(0))
     out, grads = np.empty(5), np.empty((5, 3))
@@ -98,7 +98,7 @@ def check_ptx():
         f32 = numba.float32
         data_types = tuple(numba.typeof(d) for d in L.data)
         mat, vec, count = f32[:, ::1], f32[::1], numba.int32[::1]
-        signatures = {"batch_value": (mat, vec, count), "batch_value_and_grad": (mat, vec, mat, mat, count),
+        signatures = {"batch_value": (mat, vec, mat, count), "batch_value_and_grad": (mat, vec, mat, mat, count),
                       "batch_grad": (mat, mat, mat, count)}
         # every built-in's value-and-gradient kernel; the other two (same shape of code) for the first only
         chosen = signatures if name == "gaussian4d" else {"batch_value_and_grad": signatures["batch_value_and_grad"]}

@@ -36,7 +36,7 @@ def _component(theta, data, k, grad_out, want_grad):
 
 
 @njit
-def _gmm_value(theta, data):
+def _gmm_value(theta, data, scratch):
     top = -math.inf
     nk = data[0].shape[0]
     for k in range(nk):
@@ -49,7 +49,7 @@ def _gmm_value(theta, data):
 
 @njit
 def _gmm_value_and_grad(theta, data, grad_out, scratch):
-    value = _gmm_value(theta, data)
+    value = _gmm_value(theta, data, scratch)
     d = theta.shape[0]
     for i in range(d):
         grad_out[i] = 0.0
@@ -146,7 +146,7 @@ def ignored_parameter(sigma_free=5.0):
 # --- heavy tails with a narrow core: product of Cauchy densities ---------------------------------------------
 
 @njit
-def _cauchy_value(theta, data):
+def _cauchy_value(theta, data, scratch):
     g = data[0][0]
     total = 0.0
     for i in range(theta.shape[0]):
@@ -177,7 +177,7 @@ def cauchy(ndim=6, width=0.05, half_width=20.0):
 # --- a plateau: constant likelihood on part of the prior ------------------------------------------------------
 
 @njit
-def _plateau_value(theta, data):
+def _plateau_value(theta, data, scratch):
     if theta[0] * theta[0] + theta[1] * theta[1] < 1.0:
         return math.log(10.0)
     return 0.0
@@ -187,7 +187,7 @@ def _plateau_value(theta, data):
 def _plateau_value_and_grad(theta, data, grad_out, scratch):
     grad_out[0] = 0.0
     grad_out[1] = 0.0
-    return _plateau_value(theta, data)
+    return _plateau_value(theta, data, scratch)
 
 
 def plateau():

@@ -1,9 +1,9 @@
 """Hand-written numba test problems shaped like ``likelihoods.Likelihood`` (docs/internals.md §2).
 
 Each problem has ``.params``, ``.ndim``, ``.cpu_kernels()`` (a ``CpuKernels``-shaped NamedTuple of njit
-``value(theta, data)`` / ``value_and_grad(theta, data, grad_out, scratch)``), batched ``logl``/``logl_and_grad``,
-a default ``prior`` and, where known, the analytic ``logz``. They let the sampler be tested without the
-differentiator.
+``value(theta, data, scratch)`` / ``value_and_grad(theta, data, grad_out, scratch)``), batched
+``logl``/``logl_and_grad``, a default ``prior`` and, where known, the analytic ``logz``. They let the sampler be
+tested without the differentiator.
 """
 
 import math
@@ -39,7 +39,8 @@ class Problem:
 
     def logl(self, thetas):
         thetas = np.atleast_2d(np.asarray(thetas, dtype=self.dtype))
-        return np.array([self._kernels.value(t, self._kernels.data) for t in thetas])
+        scratch = np.empty(self._kernels.scratch_size, self.dtype)
+        return np.array([self._kernels.value(t, self._kernels.data, scratch) for t in thetas])
 
     def logl_and_grad(self, thetas):
         thetas = np.atleast_2d(np.asarray(thetas, dtype=self.dtype))
@@ -53,7 +54,7 @@ class Problem:
 # --- isotropic Gaussian N(mu, sigma^2 I) -------------------------------------------------------------------
 
 @njit
-def _gauss_value(theta, data):
+def _gauss_value(theta, data, scratch):
     mu, sigma = data[0], data[1][0]
     q = 0.0
     for i in range(theta.shape[0]):
@@ -102,7 +103,7 @@ def _shell_terms(theta, c, r, w, sign):
 
 
 @njit
-def _shells_value(theta, data):
+def _shells_value(theta, data, scratch):
     c, r, w = data[0][0], data[0][1], data[0][2]
     _, a = _shell_terms(theta, c, r, w, -1.0)
     _, b = _shell_terms(theta, c, r, w, 1.0)
@@ -144,7 +145,7 @@ def shells(ndim, r=2.0, w=0.1, c=3.5):
 # --- eggbox ------------------------------------------------------------------------------------------------
 
 @njit
-def _egg_value(theta, data):
+def _egg_value(theta, data, scratch):
     return (2.0 + math.cos(0.5 * theta[0]) * math.cos(0.5 * theta[1])) ** 5
 
 
@@ -166,7 +167,7 @@ def eggbox():
 # --- Rosenbrock --------------------------------------------------------------------------------------------
 
 @njit
-def _rosen_value(theta, data):
+def _rosen_value(theta, data, scratch):
     x, y = theta[0], theta[1]
     return -0.5 * ((1.0 - x) ** 2 + 100.0 * (y - x * x) ** 2)
 
@@ -188,7 +189,7 @@ def rosenbrock():
 # --- the seed 4-D posterior ----------------------------------------------------------------------------------
 
 @njit
-def _seed_value(theta, data):
+def _seed_value(theta, data, scratch):
     x = data[0]
     mu1, mu2, s1, s2 = theta[0], theta[1], theta[2], theta[3]
     n = x.shape[1]

@@ -33,3 +33,15 @@ def test_gpu_backend_nested_sampling_run(sim_report):
     r = sim_report["run"]
     assert r["backend"] == "gpu" and r["birth_ok"]
     assert abs(r["logz"] - r["truth"]) <= 3 * r["logz_err"]
+
+
+def test_gpu_path_runs_kernels_with_local_arrays(sim_report):
+    """Local arrays live in the per-sample scratch on the device too: the primal, the gradient and the chain
+    kernel take each sample's scratch row instead of allocating (which a device function cannot)."""
+    r = sim_report["local_arrays"]
+    assert r["scratch_size"] >= 2
+    assert r["max_dvalue"] < 1e-12 and r["max_dgrad"] < 1e-10
+    c = r["chains"]
+    assert c["max_du"] == 0.0 and c["max_dlogl"] == 0.0 and c["stats_equal"] and c["rng_equal"]
+    run = r["run"]
+    assert run["backend"] == "gpu" and abs(run["logz"] - run["truth"]) <= 3 * run["logz_err"]

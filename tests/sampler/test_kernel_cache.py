@@ -131,10 +131,10 @@ def test_the_chain_kernel_is_compiled_against_fresh_copies_of_the_likelihood(cac
         monkeypatch.setenv("NESTGRAD_CACHE_DIR", str(tmp_path))
         monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
         source = tmp_path / "fresh_copy_likelihood.py"
-        source.write_text("from numba import njit\n\n\n@njit\ndef value(theta, data):\n"
+        source.write_text("from numba import njit\n\n\n@njit\ndef value(theta, data, scratch):\n"
                           "    return -0.5 * (theta[0] - 0.5) ** 2\n\n\n@njit\n"
                           "def value_and_grad(theta, data, grad, scratch):\n    grad[0] = -(theta[0] - 0.5)\n"
-                          "    return value(theta, data)\n")
+                          "    return value(theta, data, scratch)\n")
         monkeypatch.syspath_prepend(str(tmp_path))
         module = importlib.import_module("fresh_copy_likelihood")
         value, value_and_grad = module.value, module.value_and_grad
@@ -147,13 +147,13 @@ def test_the_chain_kernel_is_compiled_against_fresh_copies_of_the_likelihood(cac
         return
 
     @njit(cache=False)
-    def value(theta, data):
+    def value(theta, data, scratch):
         return -0.5 * (theta[0] - 0.5) ** 2
 
     @njit
     def value_and_grad(theta, data, grad, scratch):
         grad[0] = -(theta[0] - 0.5)
-        return value(theta, data)
+        return value(theta, data, scratch)
 
     advance, evaluate = hmc._kernels(value, value_and_grad)
     assert hmc._kernels(value, value_and_grad) == (advance, evaluate)  # compiled once per likelihood

@@ -17,7 +17,7 @@ from nestgrad.sampler.priors import Prior, Uniform
 
 
 @njit
-def _value(theta, data):
+def _value(theta, data, scratch):
     if theta[1] > 0.5:
         return math.nan
     d0 = (theta[0] - 0.3) / 0.1
@@ -27,7 +27,7 @@ def _value(theta, data):
 
 @njit
 def _value_and_grad(theta, data, grad_out, scratch):
-    value = _value(theta, data)
+    value = _value(theta, data, scratch)
     grad_out[0] = -(theta[0] - 0.3) / 0.01
     grad_out[1] = -(theta[1] - 0.3) / 0.01
     return value

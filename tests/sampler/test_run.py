@@ -146,10 +146,10 @@ from numba import njit  # noqa: E402  (kernels for the test above)
 
 
 @njit
-def _half_value(theta, data):
+def _half_value(theta, data, scratch):
     if theta[0] < 0.5:
         return -np.inf
-    return problems._gauss_value(theta, data)
+    return problems._gauss_value(theta, data, scratch)
 
 
 @njit
