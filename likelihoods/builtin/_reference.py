@@ -5,31 +5,57 @@ import math
 import numpy as np
 
 
-def log_integral(log_f, low, high, grid=2001, rel=1e-11):
-    """``log ∫_low^high exp(log_f(t)) dt`` for a sharply peaked integrand.
+def normal_mass(a, b):
+    """``Phi(b) - Phi(a)`` for the standard normal CDF, from the tail that keeps digits (``math.erfc``)."""
+    if a >= 0.0:  # both in the upper tail: 1 - Phi(x) = erfc(x / sqrt 2) / 2, no cancellation against 1
+        return 0.5 * (math.erfc(a / _SQRT2) - math.erfc(b / _SQRT2))
+    return 0.5 * (math.erfc(-b / _SQRT2) - math.erfc(-a / _SQRT2))
 
-    The peak is located on a grid first and factored out, so the adaptive quadrature works on numbers of
-    order one and is told where the peak is (otherwise quad can step right over a narrow bump).
+
+def log_integral(log_f, low, high, grid=2001, rel=1e-12, drop=60.0):
+    """``log ∫_low^high exp(log_f(t)) dt`` for a sharply peaked integrand (numpy only: no scipy import, which
+    would cost every run of a built-in about 0.3 s).
+
+    The mass is located on a grid first: the window where ``log_f`` is within ``drop`` of its maximum, widened
+    by a grid cell on each side (outside it the integrand is below exp(-drop) of the peak). There, composite
+    20-point Gauss-Legendre quadrature of ``exp(log_f - max)`` with the panels doubled until two successive
+    results agree to ``rel``.
     """
     t = np.linspace(low, high, grid)
     values = np.array([log_f(v) for v in t])
     finite = np.isfinite(values)
     if not finite.any():
         return -math.inf
-    peak_index = int(np.argmax(np.where(finite, values, -np.inf)))
-    shift = values[peak_index]
-    lo = t[max(peak_index - 2, 0)]
-    hi = t[min(peak_index + 2, grid - 1)]
-    pieces = [(low, lo), (lo, hi), (hi, high)]
-    from scipy import integrate  # here: importing scipy.integrate costs every run of every built-in 0.5 s
+    values = np.where(finite, values, -np.inf)
+    shift = float(np.max(values))
+    inside = np.flatnonzero(values > shift - drop)
+    lo, hi = t[max(inside[0] - 1, 0)], t[min(inside[-1] + 1, grid - 1)]
+    nodes, weights = _GAUSS_LEGENDRE
 
-    total = 0.0
-    for a, b in pieces:
-        if b > a:
-            value, _ = integrate.quad(lambda v: math.exp(log_f(v) - shift), a, b,
-                                      epsabs=0.0, epsrel=rel, limit=500)
-            total += value
-    return math.log(total) + shift
+    def panels(count):
+        edges = np.linspace(lo, hi, count + 1)
+        half = 0.5 * np.diff(edges)
+        points = (edges[:-1] + half)[:, None] + half[:, None] * nodes[None, :]
+        f = np.array([_exp_shifted(log_f(v), shift) for v in points.ravel()])
+        return float(np.sum(f.reshape(points.shape) * weights[None, :] * half[:, None]))
+
+    count = 16
+    previous = panels(count)
+    while count < 4096:
+        count *= 2
+        current = panels(count)
+        if abs(current - previous) <= rel * abs(current):
+            return math.log(current) + shift
+        previous = current
+    return math.log(previous) + shift
+
+
+def _exp_shifted(value, shift):
+    return math.exp(value - shift) if math.isfinite(value) else 0.0  # -inf: outside the support
+
+
+_SQRT2 = math.sqrt(2.0)
+_GAUSS_LEGENDRE = np.polynomial.legendre.leggauss(20)
 
 
 def log_integral_box(log_f, box, coarse=161, fine=641, drop=40.0):
