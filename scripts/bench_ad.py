@@ -4,11 +4,13 @@
     python scripts/bench_ad.py --quick    # smoke run: B=1024, N=100 only, few repeats
     python scripts/bench_ad.py --write    # also put the tables into docs/benchmarks.md (between the bench_ad markers)
     python scripts/bench_ad.py --mvn-only # the multivariate normal of section 4 alone
+    python scripts/bench_ad.py --rk4-only # the RK4 Lotka-Volterra of section 5 alone
 
 Sections: (1) Poisson log-pmf, N=1000, float64, per call; (2) batched 4-parameter Gaussian, numba prange over the
 batch, float32/float64; (3) allocations per call after warm-up and compile times (cold, and cached in a fresh
-process); (4) the multivariate normal of issue 9 (d=10, N=1000, ad.linalg), per call. Every implementation's
-output is compared with the hand-written kernel before it is timed.
+process); (4) the multivariate normal of issue 9 (d=10, N=1000, ad.linalg), per call; (5) the RK4 Lotka-Volterra
+fit of configs/lotka_volterra (local arrays, 200 RK4 steps), per call. Every implementation's output is compared
+with the hand-written kernel (section 5: with central differences) before it is timed.
 
 Parallel timings need a quiet machine: on a loaded one a numba parallel loop waits at its barrier for threads the
 OS has descheduled, and millisecond stalls swamp the figures (NUMBA_NUM_THREADS=1 gives a serial comparison).
@@ -41,7 +43,7 @@ from handwritten_kernels import (FASTMATH, gauss4d, make_gauss4d_kernels,  # noq
                                  make_poisson_value_and_grad, poisson_logpmf)
 
 TARGETS = {"vg_vs_hand": 1.2, "grad_vs_primal": 0.6, "cached_compile_s": 0.5, "mvn_vg_vs_primal": 3.0,
-           "mvn_vg_vs_hand": 1.5}
+           "mvn_vg_vs_hand": 1.5, "rk4_vg_vs_primal": 4.0}
 
 
 def median_seconds(call, repeats, inner=1, warmup_seconds=0.2):
@@ -341,6 +343,38 @@ def mvn_section(opts):
                             "relative to its size): " + ", ".join(f"{k} {v:.1e}" for k, v in checks.items())]
 
 
+def rk4_section(opts):
+    """configs/lotka_volterra's kernel on its first 20 observations x 10 steps = 200 RK4 steps, float64."""
+    sys.path.insert(0, str(REPO / "configs" / "lotka_volterra" / "kernels"))
+    import lv
+
+    data = REPO / "configs" / "lotka_volterra" / "data"
+    t_obs, prey, predators = (np.load(data / f"{name}.npy")[:20] for name in ("t_obs", "prey", "predators"))
+    theta = np.array([1.0, 0.6, 0.8, 0.5, 0.05])
+    args = (theta, t_obs, prey, predators, 0.05, 10)
+    d = ad.differentiate(lv.lotka_volterra)
+    fast = d.jit(fastmath=FASTMATH)
+    scratch, grad = np.empty(d.scratch_size(*args)), np.zeros(5)
+    value = fast.raw_value_and_grad(*args, grad, scratch)
+    fd = np.array([(lv.lotka_volterra(theta + h, *args[1:]) - lv.lotka_volterra(theta - h, *args[1:])) / (2e-6 * t)
+                   for h, t in ((np.eye(5)[i] * 1e-6 * theta[i], theta[i]) for i in range(5))])
+    check = max(abs(value - lv.lotka_volterra(*args)) / abs(value), max_rel_diff(grad, fd))
+    inner = 50 if opts.quick else 1000
+    times = {"primal (raw_value)": median_seconds(lambda: fast.raw_value(*args, scratch), opts.repeats, inner),
+             "AD value_and_grad": median_seconds(lambda: fast.raw_value_and_grad(*args, grad, scratch),
+                                                 opts.repeats, inner),
+             "AD grad": median_seconds(lambda: fast.raw_grad(*args, grad, scratch), opts.repeats, inner)}
+    nrt, _ = allocations_per_call(fast.raw_value_and_grad, args + (grad, scratch), 200)
+    ratio = times["AD value_and_grad"] / times["primal (raw_value)"]
+    table = ["| implementation | µs / call |", "|---|---:|"]
+    table += [f"| {name} | {sec * 1e6:.2f} |" for name, sec in times.items()]
+    table += ["", "| ratio | measured | target |", "|---|---:|---:|",
+              f"| AD v+g / primal | {ratio:.2f} | ≤ {TARGETS['rk4_vg_vs_primal']} |", ""]
+    return table + [f"scratch measured {scratch.nbytes} bytes per sample, report() says "
+                    f"`{d.report(*args).splitlines()[-1]}`; numba allocations per v+g call {nrt:g}; "
+                    f"largest relative difference from central differences {check:.1e}"]
+
+
 # ---------------------------------------------------------------- report
 
 def machine_description(jax):
@@ -380,13 +414,14 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=None, help="timed repeats per figure (default 20, quick 3)")
     parser.add_argument("--no-jax", action="store_true", help="leave JAX out even when it is installed")
     parser.add_argument("--mvn-only", action="store_true", help="run section 4 only (prints, never writes)")
+    parser.add_argument("--rk4-only", action="store_true", help="run section 5 only (prints, never writes)")
     opts = parser.parse_args(argv)
     opts.repeats = opts.repeats or (3 if opts.quick else 20)
-    if opts.mvn_only:
+    if opts.mvn_only or opts.rk4_only:
         load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
         machine = machine_description(None).replace("JAX not installed", "JAX not used")
         print("\n".join([f"Machine: {machine}; load average {load}", ""]
-                        + mvn_section(opts)))
+                        + (mvn_section(opts) if opts.mvn_only else rk4_section(opts))))
         return
     jax = None if opts.no_jax else load_jax()
 
@@ -394,7 +429,7 @@ def main(argv=None):
     started = datetime.datetime.now(datetime.timezone.utc)
     poisson_state, gauss_rows = poisson_numba(opts), gauss_numba(opts)
     compile_and_allocations = bench_allocations_and_compile(poisson_state, gauss_rows)
-    mvn_lines = mvn_section(opts)
+    mvn_lines, rk4_lines = mvn_section(opts), rk4_section(opts)
     if jax is not None:
         poisson_jax(opts, jax, poisson_state)
         gauss_jax(jax, gauss_rows)
@@ -407,7 +442,8 @@ def main(argv=None):
                      + poisson_table(poisson_state, jax)
                      + ["", "### Batched 4-parameter Gaussian (numba prange over the batch)", ""]
                      + gauss_table(gauss_rows) + ["", "### Allocations and compile time", ""] + compile_and_allocations
-                     + ["", "### Multivariate normal, d=10, N=1000, float64, per call (ad.linalg)", ""] + mvn_lines)
+                     + ["", "### Multivariate normal, d=10, N=1000, float64, per call (ad.linalg)", ""] + mvn_lines
+                     + ["", "### RK4 Lotka-Volterra, 200 steps, float64, per call (local arrays)", ""] + rk4_lines)
     print(text)
     if opts.write:
         write_section(REPO / "docs" / "benchmarks.md", text)
