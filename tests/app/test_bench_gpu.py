@@ -1,0 +1,38 @@
+"""scripts/bench_gpu.py (issue 13's GPU benchmark): without a device it refuses and measures nothing; under the
+CUDA simulator its smoke mode runs every part of the script (the batched kernel and a full `nestgrad run`)."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "bench_gpu.py"
+
+
+def _run(app_env, *args, **extra):
+    env = dict(app_env)
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    env.update(extra)
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_without_a_device_the_benchmark_refuses_and_claims_nothing(app_env):
+    from numba import cuda
+
+    if cuda.is_available():
+        pytest.skip("a CUDA device (or the simulator) is usable in this process: the refusal cannot be tested")
+    proc = _run(app_env)
+    assert proc.returncode != 0 and "no CUDA device" in proc.stderr
+    assert "|" not in proc.stdout  # no table
+
+
+def test_simulated_smoke_run_prints_both_tables(app_env):
+    proc = _run(app_env, "--simulate", NUMBA_ENABLE_CUDASIM="1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "numba CUDA simulator (figures meaningless" in proc.stdout
+    kernel_row = next(line for line in proc.stdout.splitlines() if line.startswith("| nestgrad (generated"))
+    assert float(kernel_row.split("|")[3]) > 0  # samples x points per second
+    run_row = next(line for line in proc.stdout.splitlines() if line.startswith("| seed4d | 20 | gpu |"))
+    assert "failed" not in run_row and abs(float(run_row.split("|")[-2])) < 3  # logZ pull against the truth
