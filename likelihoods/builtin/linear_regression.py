@@ -68,5 +68,5 @@ def get(n=50, seed=0):
     """``n`` points with x ~ U[0, 10], y = 1.5 x + 0.5 + N(0, 0.3²)."""
     data = make_data(np.random.default_rng(seed), n)
     return Builtin(NAME, kernel, gradient, PARAMS, dict(PRIORS), data, reference_logz(data["x"], data["y"]),
-                   "exact in slope/intercept (box truncation negligible), scipy quad in log sigma",
+                   "exact in slope/intercept (box truncation negligible), Gauss-Legendre quadrature in log sigma",
                    {"slope": 1.5, "intercept": 0.5, "sigma": 0.3}, DESCRIPTION, {"n": n, "seed": seed})
