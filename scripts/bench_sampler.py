@@ -81,13 +81,13 @@ def run_peer(peer, name, nlive, seed, dlogz):
     k = like.cpu_kernels()
     value, data = k.value, k.data
     ndim = prior.ndim
-    theta_buf = np.empty(ndim, dtype=k.dtype)
+    theta_buf, scratch = np.empty(ndim, dtype=k.dtype), np.empty(k.scratch_size, dtype=k.dtype)
     calls = [0]
 
     def loglike(theta):
         calls[0] += 1
         theta_buf[:] = theta
-        v = float(value(theta_buf, data))
+        v = float(value(theta_buf, data, scratch))
         return v if np.isfinite(v) else -1e300
 
     from nestgrad.sampler.prior_families import transform_one
