@@ -97,8 +97,10 @@ def _absorb_small(labels, dist2, min_size, far2):
         labels = np.where(labels == target, labels[outside[where[1]]], labels)
 
 
-def find_clusters(points, k=10, min_size=None, depth=0):
-    """Cluster labels ``0..C-1`` for ``points`` (n, d), components of the kNN graph, refined recursively."""
+def find_clusters(points, k=10, min_size=None, depth=0, separated=SEPARATED):
+    """Cluster labels ``0..C-1`` for ``points`` (n, d), components of the kNN graph, refined recursively.
+    ``separated``: a component smaller than ``min_size`` stays a cluster when its nearest outside point is this
+    many times farther than the median k-th-neighbour distance (``inf``: never)."""
     n, d = points.shape
     min_size = MIN_SIZE if min_size is None else min_size
     if n < 2 * min_size:
@@ -110,7 +112,7 @@ def find_clusters(points, k=10, min_size=None, depth=0):
     for full in (False, True):
         ncomp, labels, dist2, kth = _knn_components(_whiten(points, full), min(k, n - 1))
         if ncomp > 1:
-            labels = _absorb_small(labels, dist2, min_size if full else n + 1, (SEPARATED * kth) ** 2)
+            labels = _absorb_small(labels, dist2, min_size if full else n + 1, (separated * kth) ** 2)
         ids = np.unique(labels)
         if ids.size > 1:
             break
@@ -120,7 +122,7 @@ def find_clusters(points, k=10, min_size=None, depth=0):
     next_id = 0
     for cid in ids:
         members = np.flatnonzero(labels == cid)
-        sub = (find_clusters(points[members], k, min_size, depth + 1) if depth + 1 < MAX_DEPTH
+        sub = (find_clusters(points[members], k, min_size, depth + 1, separated) if depth + 1 < MAX_DEPTH
                else np.zeros(members.size, dtype=np.int64))
         out[members] = sub + next_id
         next_id += int(sub.max()) + 1

@@ -152,6 +152,6 @@ def regions(geometry: Geometry, x) -> np.ndarray:
     return np.argmin(scaled_distance2(geometry, x), axis=1).astype(np.int64)
 
 
-def relabel(points, k=10, min_size=None):
+def relabel(points, k=10, min_size=None, **options):
     """Fresh cluster labels for the live points (kNN components, see ``sampler.clustering``)."""
-    return find_clusters(np.asarray(points, dtype=np.float64), k=k, min_size=min_size)
+    return find_clusters(np.asarray(points, dtype=np.float64), k=k, min_size=min_size, **options)

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import evidence
 from . import geometry as geo
+from .clustering import MIN_SIZE
 from .results import DeadPoints, Results
 
 NAN_WARNING_FRACTION = 1e-3  # warn when more than this share of likelihood values were NaN/inf
@@ -27,11 +28,17 @@ def _point_correlation(birth, record):
 
 
 def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=2000):
-    """Modes of the posterior: clusters of (up to ``limit``) equal-weight samples, and the posterior mass and
-    local evidence ``logz + log(mass)`` of every dead point's region."""
-    points = dead_u[sample_idx[:limit]]
+    """Modes of the posterior: clusters of (up to ``limit``) distinct equal-weight samples, and the posterior mass
+    and local evidence ``logz + log(mass)`` of every dead point's region."""
+    # Distinct points only: a heavy dead point drawn several times is a clique of zero distances in the kNN graph,
+    # which the clustering would report as a mode of its own (a 30-D Gaussian showed "2 modes, 99.9% / 0.1%").
+    _, first = np.unique(sample_idx, return_index=True)
+    points = dead_u[sample_idx[np.sort(first)][:limit]]
     if hmc.clustering and points.shape[0] > 1:
-        labels = geo.relabel(points)
+        # A reported mode holds at least 1% of the samples. Smaller groups join their nearest mode: in many
+        # dimensions a handful of mutual nearest neighbours forms an island of the kNN graph by chance, and a
+        # Gaussian's far tail is sparse enough to look separated.
+        labels = geo.relabel(points, min_size=max(MIN_SIZE, points.shape[0] // 100), separated=math.inf)
     else:
         labels = np.zeros(points.shape[0], np.int64)
     geometry = geo.build(points, labels, dense)
