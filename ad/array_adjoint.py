@@ -9,6 +9,10 @@
 * A loop whose body writes an array copies the array into scratch at the start of each iteration and copies it
   back at the start of that iteration's reverse, before the body is replayed (the replay needs the array as the
   iteration found it).  These are the *stored* values of ``report()``; everything else is recomputed.
+* Unless no iteration reads an element that another iteration wrote (array_entry.py): then one copy taken as
+  the loop starts and put back just before its reverse gives every replay the elements it reads, and the
+  rolled-back writes leave the array as the loop found it.  One region per loop serves every execution of it:
+  the forward run (or replay) of a loop always comes right before its reverse.
 
 A loop that reads or writes a local array is never fused with its reverse (fusion.py): the adjoint array is
 memory, whose order of updates the fused form would change.
@@ -112,4 +116,23 @@ class ArraysMixin:
             base, at = self.fresh("copy_at"), self.fresh("copy_at")
             out.append(Assign(base, "mul", [counter, a.size], pos=pos))
             out.append(Assign(at, "add", [self.snapshot_offset(name, info.loop_id), base], pos=pos))
+            out.append(ScratchCopy(a.offset, at, a.size, pos) if restore else ScratchCopy(at, a.offset, a.size, pos))
+
+    def entry_offset(self, name, loop_id):
+        return f"{name}_entry{loop_id}"
+
+    def entry_regions(self, info, end, out):
+        """Regions of a loop's once-per-loop array copies, after ``end``; the new end."""
+        for name in info.entry_copies:
+            off = self.entry_offset(name, info.loop_id)
+            out.append(Assign(off, "copy", [end]))
+            nxt = self.fresh("scratch_end")
+            out.append(Assign(nxt, "add", [off, self.arrays[name].size]))
+            end = nxt
+        return end
+
+    def entry_copy(self, info, out, pos, restore):
+        """Copy each once-per-loop array into its region before the loop (``restore``: back, after its reverse)."""
+        for name in info.entry_copies:
+            a, at = self.arrays[name], self.entry_offset(name, info.loop_id)
             out.append(ScratchCopy(a.offset, at, a.size, pos) if restore else ScratchCopy(at, a.offset, a.size, pos))

@@ -38,6 +38,7 @@ class LoopInfo:
     depth: int = 0
     exits_early: bool = False  # has a ``break`` (breaks.py)
     snapshots: List[str] = field(default_factory=list)  # local arrays copied per iteration (array_adjoint.py)
+    entry_copies: List[str] = field(default_factory=list)  # written arrays copied once per loop (array_entry.py)
 
     @property
     def slots_per_iteration(self):

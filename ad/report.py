@@ -63,8 +63,14 @@ def make_report(c, scratch_elements=None, itemsize=8, dtype="float64"):
                 terms.append(f"{size_of(a)}*{info.trip_formula}")
         else:
             how = "fused with the forward pass" if info.fused else "replayed in reverse order"
-            lines.append(f"{indent}{where}: {info.klass}; nothing stored: each iteration's intermediates are "
-                         f"recomputed from the inputs ({how})")
+            lines.append(f"{indent}{where}: {info.klass}; nothing stored per iteration: each iteration's "
+                         f"intermediates are recomputed from the inputs ({how})")
+        for name in info.entry_copies:
+            a = arrays[name]
+            lines.append(f"{indent}  local array {a.user_name}: one copy per run of the loop ({size_of(a)}), put "
+                         "back before its reverse sweep; no copy per iteration (no iteration reads an element "
+                         "another one wrote)")
+            terms.append(size_of(a))
     if scratch_elements is not None:
         lines.append(f"scratch: {int(scratch_elements) * itemsize} bytes per sample ({dtype})")
     elif terms:

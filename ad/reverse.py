@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from . import fusion, loops, rules
 from .array_adjoint import ArraysMixin, touches_arrays, written_arrays
+from .array_entry import reads_entry_value
 from .errors import NO_POS, UnsupportedError, error_at
 from .external_adjoint import ExternalMixin
 from .ir import GUARD, AStore, Assign, Const, ExtCall, For, GradAdd, If, RuleCall, ZeroGrad, is_var, rename_all, walk
@@ -92,7 +93,10 @@ class Reverse(ArraysMixin, ExternalMixin):
                 all_adjoints = set(self.adj.values()) | set(self.grad_names.values())
                 needed = loops.needed_carried(s, replay, rev, all_adjoints, self.counts)
                 needed = [v for v in needed if v != s.exit_flag]  # clear in every iteration the reverse runs
-                info.snapshots = written_arrays(s)
+                written = written_arrays(s)
+                info.snapshots = [a for a in written
+                                  if reads_entry_value(s, self.arrays[a], self.producers, self.body)]
+                info.entry_copies = [a for a in written if a not in info.snapshots]
                 if needed or info.snapshots:
                     info.klass = loops.CARRIED
                     info.stored = needed
@@ -113,6 +117,8 @@ class Reverse(ArraysMixin, ExternalMixin):
         """The primal statements, with scratch stores added to the storing loops directly inside ``stmts``."""
         out = []
         for s in stmts:
+            if isinstance(s, For):
+                self.entry_copy(self.info[s.loop_id], out, s.pos, restore=False)
             if isinstance(s, If):
                 out.append(If(s.cond, self.forward(s.then), self.forward(s.orelse), s.pos))
             elif isinstance(s, For) and (self.info[s.loop_id].klass == loops.CARRIED or s.exit_flag):
@@ -208,6 +214,7 @@ class Reverse(ArraysMixin, ExternalMixin):
             out.append(Assign(span, "mul", [self.trips_name(s), s.step], pos=s.pos))
             out.append(Assign(stop, "add", [s.start, span], pos=s.pos))
         body = head + self.replay(s) + self.reverse_block(s.body)
+        self.entry_copy(info, out, s.pos, restore=True)
         out.append(For(s.var, s.start, stop, s.step, body, s.pos, counter=counter, reverse=True,
                        loop_id=s.loop_id))
 
@@ -358,6 +365,8 @@ class Reverse(ArraysMixin, ExternalMixin):
             nxt = self.fresh("scratch_end")
             out.append(Assign(nxt, "add", [info.offset, size], pos=loop.pos))
             end = self.snapshot_regions(info, trip, nxt, out, loop.pos)
+        for info in self.info.values():
+            end = self.entry_regions(info, end, out)
         return end
 
     def scratch_size_program(self):
