@@ -12,7 +12,7 @@ _RUN_KEYS = ("max_iter", "max_nlike", "max_time", "checkpoint_every", "callback"
 
 
 def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="auto", dtype=None, out=None,
-        progress=True, plots=None, **sampler):
+        progress=True, plots=None, plot_formats=("png",), **sampler):
     """Sample ``kernel(theta, *data)`` under the priors ``params`` and return :class:`~nestgrad.Results`.
 
     kernel    the per-sample log-likelihood: a function, ``"file.py:name"``, or a ready ``Likelihood``
@@ -23,6 +23,7 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
     out       a folder: the run folder (chains, results.json, checkpoint.npz) is written there, and a run
               interrupted there continues with ``resume=True``
     plots     plot kinds to write into ``out/plots`` (e.g. ``["corner", "run"]``); default none
+    plot_formats  files written per plot: ``("png",)`` (default) or ``("png", "pdf")``
     sampler   further settings: ``delete_fraction``, ``hmc`` (dict of HMC settings), ``max_iter``,
               ``max_nlike``, ``max_time``, ``checkpoint_every``, ``callback``, ``resume``
 
@@ -61,7 +62,7 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
         if plots:
             from nestgrad.sampler.plots import make_plots
 
-            make_plots(results, out, kinds=list(plots))
+            make_plots(results, out, kinds=list(plots), formats=tuple(plot_formats))
     return results
 
 

@@ -96,6 +96,7 @@ def _dispatch(args):
 
 def _parser() -> argparse.ArgumentParser:
     from nestgrad.likelihoods.backends import NAMES as BACKENDS
+    from nestgrad.sampler.config_schema import PLOT_FORMATS
 
     parser = argparse.ArgumentParser(prog="nestgrad", description="Nested sampling with constrained-HMC "
                                      "proposals driven by automatically differentiated likelihood kernels.")
@@ -125,6 +126,8 @@ def _parser() -> argparse.ArgumentParser:
     plot = commands.add_parser("plot", help="(re)make the plots of a run folder")
     plot.add_argument("outdir")
     plot.add_argument("--kinds", nargs="+", metavar="KIND", help="subset of: corner run trace hmc gradient")
+    plot.add_argument("--formats", nargs="+", choices=PLOT_FORMATS, default=["png"], metavar="FORMAT",
+                      help="files written per plot: png, pdf (default png)")
     plot.set_defaults(handler=cmd_plot)
 
     listing = commands.add_parser("list", help="list the built-in likelihoods with parameters and priors")
@@ -219,7 +222,8 @@ def cmd_run(args) -> int:
             _freeze(args)  # the run's results: the plots below allocate (and collect) many small objects
             from nestgrad.sampler.plots import make_plots
 
-            make_plots(results, outdir, kinds=config.output.plots, processes=_plot_processes(args, pool))
+            make_plots(results, outdir, kinds=config.output.plots, processes=_plot_processes(args, pool),
+                       formats=config.output.plot_formats)
             clock.lap("plots")
         results.timing = clock.merged(results.timing)
         write_results_json(results, outdir / RESULTS_JSON)  # again, now with the output and plot times
@@ -364,7 +368,8 @@ def cmd_plot(args) -> int:
     results = read_run_folder(args.outdir)
     _freeze(args)
     try:
-        for path in make_plots(results, args.outdir, kinds=kinds, processes=_plot_processes(args, None)):
+        for path in make_plots(results, args.outdir, kinds=kinds, processes=_plot_processes(args, None),
+                               formats=tuple(dict.fromkeys(args.formats))):
             print(path)
     except OSError as error:
         if error.errno not in WRITE_ERRNOS:

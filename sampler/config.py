@@ -263,7 +263,7 @@ def run_config(path_or_config=None, *, outdir=None, resume=False, progress=False
     if plots and config.output.plots:
         from nestgrad.sampler.plots import make_plots
 
-        make_plots(results, outdir, kinds=config.output.plots)
+        make_plots(results, outdir, kinds=config.output.plots, formats=config.output.plot_formats)
     return results
 
 

@@ -19,6 +19,7 @@ from nestgrad.sampler.config_yaml import ConfigError, key_path, suggest
 
 DTYPES = ("float64", "float32")
 PLOTS = ("corner", "run", "trace", "hmc", "gradient")  # the plot kinds (sampler.plots makes them)
+PLOT_FORMATS = ("png", "pdf")  # files written per plot; PNG alone by default (a PDF doubles the drawing time)
 
 TOP_KEYS = ("name", "likelihood", "params", "sampler", "backend", "dtype", "output")
 LIKELIHOOD_KEYS = ("kernel", "builtin", "options", "gradient", "data")
@@ -59,7 +60,7 @@ NUMERIC = {
 }
 SAMPLER_KEYS = ("nlive", "dlogz", "seed", "delete_fraction", "hmc", "max_iter", "max_nlike", "max_time",
                 "checkpoint_every")
-OUTPUT_KEYS = ("dir", "plots")
+OUTPUT_KEYS = ("dir", "plots", "plot_formats")
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ class SamplerSpec:
 class OutputSpec:
     dir: Path
     plots: tuple[str, ...] = PLOTS
+    plot_formats: tuple[str, ...] = ("png",)
 
 
 @dataclass(frozen=True)
@@ -229,12 +231,17 @@ def validate(data, lines, path: Path) -> Config:
     if not isinstance(plots, list):
         raise check.error(("output", "plots"), f"expected a list such as [corner, run], got {_kind(plots)}")
     plots = tuple(check.text(p, ("output", "plots", i), PLOTS) for i, p in enumerate(plots))
+    formats = out.get("plot_formats", ["png"])
+    if not isinstance(formats, list) or not formats:
+        raise check.error(("output", "plot_formats"), f"expected a list such as [png, pdf], got {_kind(formats)}")
+    formats = tuple(dict.fromkeys(check.text(f, ("output", "plot_formats", i), PLOT_FORMATS)
+                                  for i, f in enumerate(formats)))
 
     return Config(
         path=path, name=name, likelihood=likelihood, params=params, sampler=SamplerSpec(**sampler_args),
         backend=check.text(top.get("backend", "auto"), ("backend",), backends.NAMES),
         dtype=check.text(top.get("dtype", "float64"), ("dtype",), DTYPES),
-        output=OutputSpec(dir=out_dir.resolve(), plots=plots), lines=dict(lines),
+        output=OutputSpec(dir=out_dir.resolve(), plots=plots, plot_formats=formats), lines=dict(lines),
     )
 
 

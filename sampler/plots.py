@@ -1,6 +1,6 @@
-"""Diagnostic plots of a run, written as PNG and PDF into `<outdir>/plots/`.
+"""Diagnostic plots of a run, written as PNG (and PDF on request) into `<outdir>/plots/`.
 
-    make_plots(results, outdir, kinds=("corner", "run", "trace", "hmc", "gradient"))
+    make_plots(results, outdir, kinds=("corner", "run", "trace", "hmc", "gradient"), formats=("png", "pdf"))
 
 Each kind lives in its own module (`plots_corner`, `plots_run`, `plots_hmc`, `plots_gradient`); this module
 holds what they share: the matplotlib style, LaTeX labels, the -log X axis of the dead points, and saving.
@@ -28,9 +28,9 @@ STYLE = {
 POSTERIOR_COLOR, TRUTH_COLOR, REFERENCE_COLOR = "#1f4e99", "#d95f02", "#1b9e77"
 
 
-def make_plots(results, outdir, kinds=PLOT_KINDS, *, processes: int | str = 1) -> list[Path]:
-    """Make the requested plots; returns the PNG paths written (the PDFs sit next to them), in the order of
-    ``kinds``. ``processes``: an int > 1 shares the plots among up to that many processes forked from this
+def make_plots(results, outdir, kinds=PLOT_KINDS, *, processes: int | str = 1, formats=("png",)) -> list[Path]:
+    """Make the requested plots, one file per format in ``formats`` (png, pdf); returns the path of each plot's
+    first format, in the order of ``kinds``. ``processes``: an int > 1 shares the plots among up to that many processes forked from this
     one, where the platform allows; ``"auto"``: one more per core found idle (`plots_parallel`; the command
     line's choice in its own process)."""
     from nestgrad.sampler import plots_gradient, plots_parallel
@@ -50,7 +50,7 @@ def make_plots(results, outdir, kinds=PLOT_KINDS, *, processes: int | str = 1) -
         for kind in share:
             with matplotlib.rc_context(STYLE):
                 figure = _makers(results, outdir)[kind]()
-                written.append(save_figure(figure, folder / f"{results.name}_{kind}"))
+                written.append(save_figure(figure, folder / f"{results.name}_{kind}", formats))
         return written
 
     auto = processes == "auto"
@@ -139,14 +139,17 @@ def set_margins(figure, nrows, ncols, margins) -> None:
                            bottom=bottom / height, wspace=wspace / panel_w, hspace=hspace / panel_h)
 
 
-def save_figure(figure, stem: Path) -> Path:
-    png = stem.with_name(stem.name + ".png")
-    # zlib level 1: a third of the encoding time of the default level for PNGs about 1.3 times larger
-    figure.savefig(png, pil_kwargs={"compress_level": 1})
-    # the layout computed for the PNG holds for the PDF too (figure-relative, dpi-independent): reuse it
-    figure.set_layout_engine("none")
-    figure.savefig(stem.with_name(stem.name + ".pdf"))
-    return png
+def save_figure(figure, stem: Path, formats=("png",)) -> Path:
+    """Write ``stem.<format>`` for each format; returns the first path."""
+    paths = []
+    for fmt in formats:
+        path = stem.with_name(f"{stem.name}.{fmt}")
+        # zlib level 1: a third of the encoding time of the default level for PNGs about 1.3 times larger
+        figure.savefig(path, **({"pil_kwargs": {"compress_level": 1}} if fmt == "png" else {}))
+        # the layout computed for the first file holds for the others (figure-relative, dpi-independent)
+        figure.set_layout_engine("none")
+        paths.append(path)
+    return paths[0]
 
 
 def label(results, name: str) -> str:

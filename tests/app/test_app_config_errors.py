@@ -90,6 +90,8 @@ CASES = [
     ("duplicate key", ("  seed: 1", "  seed: 1\n  seed: 2"), "sampler.seed", "seed: 2", "duplicate"),
     ("unknown plot", ("backend: cpu", "backend: cpu\noutput: {plots: [corner, trace, cornr]}"),
      "output.plots[2]", "output:", "did you mean 'corner'"),
+    ("unknown plot format", ("backend: cpu", "backend: cpu\noutput: {plot_formats: [png, svg]}"),
+     "output.plot_formats[1]", "output:", "png, pdf"),
     ("bad backend", ("backend: cpu", "backend: cuda"), "backend", "backend:", "auto, cpu, gpu, python"),
     ("unknown hmc setting", ("  seed: 1", "  seed: 1\n  hmc: {n_step: 10}"), "sampler.hmc.n_step", "hmc:",
      "did you mean 'n_steps'"),

@@ -1,4 +1,4 @@
-"""Plots are produced from a run folder, in PNG and PDF, and are not blank."""
+"""Plots are produced from a run folder, as PNG (and PDF on request), and are not blank."""
 import matplotlib.image
 import numpy as np
 import pytest
@@ -10,9 +10,12 @@ from nestgrad.sampler.plots_gradient import write_gradient_check
 from nestgrad.sampler.run_folder import read_run_folder, write_run_folder
 
 
-def assert_real_image(png, min_kb=20):
+def assert_real_image(png, min_kb=20, pdf=False):
     assert png.stat().st_size > min_kb * 1024, f"{png} is suspiciously small"
-    assert png.with_suffix(".pdf").stat().st_size > 5 * 1024
+    if pdf:
+        assert png.with_suffix(".pdf").stat().st_size > 5 * 1024
+    else:
+        assert not png.with_suffix(".pdf").exists()  # PNG alone unless PDFs are asked for
     pixels = matplotlib.image.imread(png)[..., :3]
     ink = np.mean(np.any(pixels < 0.9, axis=-1))
     assert 0.02 < ink < 0.9, f"{png}: {ink:.1%} of the pixels are drawn on"
@@ -35,11 +38,11 @@ def test_every_plot_kind(folder):
     report = GradientReport.build(params, rng.uniform(size=(6, 5)), np.zeros(6),
                                   fd * (1 + 1e-11), fd * (1 + 1e-9 * rng.normal(size=(6, 5))), fd.copy())
     write_gradient_check(report, params, folder)
-    written = make_plots(read_run_folder(folder), folder)
+    written = make_plots(read_run_folder(folder), folder, formats=("png", "pdf"))
     assert sorted(p.name for p in written) == sorted(f"plotme_{k}.png"
                                                      for k in ("corner", "run", "trace", "hmc", "gradient"))
     for png in written:
-        assert_real_image(png)
+        assert_real_image(png, pdf=True)
 
 
 def test_plot_command_remakes_plots(folder, capsys):
@@ -49,6 +52,10 @@ def test_plot_command_remakes_plots(folder, capsys):
     out = capsys.readouterr().out
     assert "plotme_corner.png" in out and "plotme_run.png" in out
     assert_real_image(folder / "plots" / "plotme_corner.png")
+    assert not (folder / "plots" / "plotme_trace.png").exists()
+    assert main(["plot", str(folder), "--kinds", "trace", "--formats", "pdf"]) == 0
+    assert capsys.readouterr().out.split() == [str(folder / "plots" / "plotme_trace.pdf")]
+    assert (folder / "plots" / "plotme_trace.pdf").stat().st_size > 5 * 1024
     assert not (folder / "plots" / "plotme_trace.png").exists()
 
 

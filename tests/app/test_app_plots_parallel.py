@@ -133,7 +133,8 @@ def test_the_plot_command_in_its_own_process(folder, app_env):
     PNG printed in the requested order."""
     for path in (folder / "plots").iterdir():
         path.unlink()
-    done = subprocess.run([sys.executable, "-m", "nestgrad", "plot", str(folder), "--kinds", *KINDS], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "nestgrad", "plot", str(folder), "--kinds", *KINDS,
+                           "--formats", "png", "pdf"], cwd=REPO,
                           env=app_env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(folder / "plots" / f"fork_{kind}.png") for kind in KINDS]
