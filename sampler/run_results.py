@@ -27,7 +27,7 @@ def _point_correlation(birth, record):
     return rho
 
 
-def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=2000):
+def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=1000):
     """Modes of the posterior: clusters of (up to ``limit``) distinct equal-weight samples, and the posterior mass
     and local evidence ``logz + log(mass)`` of every dead point's region."""
     # Distinct points only: a heavy dead point drawn several times is a clique of zero distances in the kNN graph,
