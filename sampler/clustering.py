@@ -39,16 +39,56 @@ def _whiten(points, full):
     return np.linalg.solve(chol, (centred / scale).T).T
 
 
+# Squared distances computed at once, at most: row blocks of the n x n matrix keep the kNN graph of nlive 1e5 in
+# 128 MB (the whole matrix would be 80 GB); below this many points the matrix is made and kept whole.
+BLOCK_ELEMENTS = 1 << 24
+
+
+class _Distances:
+    """Squared Euclidean distances among the rows of ``white``, as (|a|^2 + |b|^2) - 2 a.b: two temporaries per
+    block, not four (each costs milliseconds at n = 2000)."""
+
+    def __init__(self, white):
+        self.white = white
+        self.sq = np.einsum("ij,ij->i", white, white)
+        n = white.shape[0]
+        self.rows = max(1, BLOCK_ELEMENTS // max(n, 1))
+        self.whole = None
+
+    def _block(self, rows, cols):
+        """Distances of ``rows`` to ``cols`` (None, None: all to all, as ``w @ w.T``, which numpy computes as a
+        symmetric product)."""
+        if rows is None:
+            twice_dot, sq_rows, sq_cols = self.white @ self.white.T, self.sq, self.sq
+        else:
+            twice_dot, sq_rows, sq_cols = self.white[rows] @ self.white[cols].T, self.sq[rows], self.sq[cols]
+        twice_dot *= 2.0
+        dist2 = np.add.outer(sq_rows, sq_cols)
+        dist2 -= twice_dot
+        return dist2
+
+    def neighbours(self, k):
+        """(n, k) indices of each point's ``k`` nearest other points, and the squared distance of the k-th."""
+        n = self.white.shape[0]
+        nbrs, kth2 = np.empty((n, k), dtype=np.int64), np.empty(n)
+        everything = np.arange(n)
+        for start in range(0, n, self.rows):
+            rows = everything[start:start + self.rows]
+            dist2 = self._block(rows, everything) if rows.size < n else self._block(None, None)
+            dist2[np.arange(rows.size), rows] = np.inf
+            nbrs[rows] = np.argpartition(dist2, k - 1, axis=1)[:, :k]
+            kth2[rows] = np.take_along_axis(dist2, nbrs[rows], axis=1).max(axis=1)
+            if rows.size == n:
+                self.whole = dist2
+        return nbrs, kth2
+
+    def between(self, rows, cols):
+        return self.whole[np.ix_(rows, cols)] if self.whole is not None else self._block(rows, cols)
+
+
 def _knn_components(white, k):
-    sq = np.einsum("ij,ij->i", white, white)
-    # |a - b|^2 = (|a|^2 + |b|^2) - 2 a.b with two n x n arrays, not four (each costs milliseconds at n = 2000)
-    twice_dot = white @ white.T
-    twice_dot *= 2.0
-    dist2 = np.add.outer(sq, sq)
-    dist2 -= twice_dot
-    del twice_dot
-    np.fill_diagonal(dist2, np.inf)
-    nbrs = np.argpartition(dist2, k - 1, axis=1)[:, :k]
+    distances = _Distances(white)
+    nbrs, kth2 = distances.neighbours(k)
     # Mutual neighbours only: a small group between two modes has the modes' points among its neighbours, but
     # not the other way round, so it cannot chain separate modes into one component. Edge i -- nbrs[i, a] is
     # mutual when i is among that neighbour's own neighbours (an n x k x k test, not an n x n graph).
@@ -56,8 +96,8 @@ def _knn_components(white, k):
     mutual = (nbrs[nbrs] == np.arange(n)[:, None, None]).any(axis=2)
     rows = np.repeat(np.arange(n), k).reshape(n, k)[mutual]
     ncomp, labels = connected_components(rows, nbrs[mutual], n)
-    kth = np.sqrt(np.maximum(np.take_along_axis(dist2, nbrs, axis=1).max(axis=1), 0.0))
-    return ncomp, labels, dist2, float(np.median(kth))
+    kth = np.sqrt(np.maximum(kth2, 0.0))
+    return ncomp, labels, distances, float(np.median(kth))
 
 
 def connected_components(rows, cols, n):
@@ -77,7 +117,7 @@ def connected_components(rows, cols, n):
     return roots.size, labels
 
 
-def _absorb_small(labels, dist2, min_size, far2):
+def _absorb_small(labels, distances, min_size, far2):
     """Join components smaller than ``min_size`` to the component of their nearest outside point, unless that
     point is more than ``sqrt(far2)`` away (a separated small mode keeps its label)."""
     kept = set()
@@ -89,7 +129,7 @@ def _absorb_small(labels, dist2, min_size, far2):
         target = min(small)[1]
         members = np.flatnonzero(labels == target)
         outside = np.flatnonzero(labels != target)
-        sub = dist2[np.ix_(members, outside)]
+        sub = distances.between(members, outside)
         where = np.unravel_index(np.argmin(sub), sub.shape)
         if sub[where] > far2:
             kept.add(target)
@@ -110,9 +150,9 @@ def find_clusters(points, k=10, min_size=None, depth=0, separated=SEPARATED):
     # component counts only when a gap separates it (the mutual kNN graph of one thin elongated mode can lose a
     # tip). Then decorrelated coordinates, where one elongated mode looks round and two parallel ridges come apart.
     for full in (False, True):
-        ncomp, labels, dist2, kth = _knn_components(_whiten(points, full), min(k, n - 1))
+        ncomp, labels, distances, kth = _knn_components(_whiten(points, full), min(k, n - 1))
         if ncomp > 1:
-            labels = _absorb_small(labels, dist2, min_size if full else n + 1, (separated * kth) ** 2)
+            labels = _absorb_small(labels, distances, min_size if full else n + 1, (separated * kth) ** 2)
         ids = np.unique(labels)
         if ids.size > 1:
             break
