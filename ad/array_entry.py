@@ -9,7 +9,7 @@ the array as it was (array_adjoint.py). ``reads_entry_value`` tells the two case
 counts as written only by an unconditional write at a slot it can name (a constant index, or the index of a loop
 around the read), or by a ``for j in range(m)`` loop writing element ``j`` of an ``m``-element array.
 """
-from .ir import AStore, Assign, Const, ExtCall, For, If, RuleCall, View, is_var
+from .ir import AStore, Assign, Const, ExtCall, For, If, RuleCall, View, is_var, walk
 
 
 class _Slots:
@@ -53,13 +53,13 @@ def reads_entry_value(loop, info, producers, function_body):
     ``AStore.old`` that only serve the rollback excepted: not those that passes merged with a read of the same
     element, as in ``buf[i] += v``)."""
     used = _operands(function_body)
-    olds = {s.old for s in _walk(loop.body)
+    olds = {s.old for s in walk(loop.body)
             if isinstance(s, AStore) and s.array == info.name and s.old and s.old not in used}
-    loop_vars = {loop.var} | {s.var for s in _walk(loop.body) if isinstance(s, For)}
+    loop_vars = {loop.var} | {s.var for s in walk(loop.body) if isinstance(s, For)}
     slots = _Slots(info, producers, loop_vars)
-    writes = [slots.key(s.slot) for s in _walk(loop.body) if isinstance(s, AStore) and s.array == info.name
+    writes = [slots.key(s.slot) for s in walk(loop.body) if isinstance(s, AStore) and s.array == info.name
               and not s.reverse_only]
-    external = any(info.name in s.writes for s in _walk(loop.body) if isinstance(s, ExtCall))
+    external = any(info.name in s.writes for s in walk(loop.body) if isinstance(s, ExtCall))
     # Iteration j writing only element j: what it reads of element j, no other iteration wrote.
     own = loop.var if writes and not external and all(w == loop.var for w in writes) else None
     return _block_reads_entry(loop.body, slots, olds, {own} if own else set())
@@ -111,7 +111,7 @@ def _block_reads_entry(stmts, slots, olds, covered):
 def _operands(stmts):
     """Variable names used as operands anywhere in ``stmts`` (``AStore.old`` itself is not a use)."""
     out = set()
-    for s in _walk(stmts):
+    for s in walk(stmts):
         if isinstance(s, (Assign, RuleCall, ExtCall)):
             out.update(a for a in s.args if is_var(a))
         elif isinstance(s, AStore):
@@ -123,15 +123,3 @@ def _operands(stmts):
         else:
             out.update(a for a in vars(s).values() if is_var(a))
     return out
-
-
-def _walk(stmts):
-    for s in stmts:
-        yield s
-        if isinstance(s, If):
-            yield from _walk(s.then)
-            yield from _walk(s.orelse)
-        elif isinstance(s, For):
-            yield from _walk(s.body)
-        elif isinstance(s, RuleCall):
-            yield from _walk(s.body)
