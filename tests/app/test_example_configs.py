@@ -1,6 +1,7 @@
 """The issue-9 example configs (configs/lotka_volterra, configs/kepler, configs/mvn3d): kernels with local arrays
 and an early exit whose gradients pass `nestgrad check` (AD vs finite differences at prior draws), and whose data
-the shipped make_data.py scripts regenerate exactly."""
+the shipped make_data.py scripts regenerate (to the last few bits: numpy's vectorised sin/cos round differently
+on different processors)."""
 import importlib.util
 import pathlib
 
@@ -28,4 +29,4 @@ def test_data_is_what_make_data_writes(config, tmp_path):
     shipped = sorted(p.name for p in folder.glob("*.npy"))
     assert shipped == sorted(p.name for p in tmp_path.glob("*.npy"))
     for name in shipped:
-        np.testing.assert_array_equal(np.load(folder / name), np.load(tmp_path / name))
+        np.testing.assert_allclose(np.load(tmp_path / name), np.load(folder / name), rtol=1e-13, atol=0)
