@@ -186,7 +186,8 @@ def validate(path, arrays: dict, schema: dict, sizes: dict | None = None) -> dic
 
 
 # A NestedSampler checkpoint: live state `state_*` (sampler.nested.NSState) and the run record `dead_*`, `diag_*`
-# (sampler.run_state.RunRecord). Sizes: n live points, d parameters, k chains, ndead dead points, niter iterations.
+# (sampler.run_state.RunRecord). Sizes: n live points, d parameters, k chains, ndead dead points, niter iterations,
+# g ghost ellipsoids (sampler.ghosts).
 # An array the sampler writes but this table does not list must still be present and numeric; `diag_*` arrays not
 # listed hold one number per iteration. A new field is one line here.
 RUN_ARRAYS = {
@@ -201,6 +202,10 @@ RUN_ARRAYS = {
     "state_chain_rng": Field("u", ("k", 2)),
     "state_iteration": Field("iu", (), "count"),
     "state_next_thread": Field("iu", (), "count"),
+    "state_ghost_mean": Field("f", ("g", "d"), "finite"),
+    "state_ghost_cov": Field("f", ("g", "d", "d"), "finite"),
+    "state_ghost_radius2": Field("f", ("g",), "positive"),
+    "state_ghost_until": Field("iu", ("g",), "count"),
     "dead_logl": Field("f", ("ndead",), "logl"),
     "dead_u": Field("f", ("ndead", "d"), "unit"),
     "dead_theta": Field("f", ("ndead", "d"), "finite"),

@@ -9,8 +9,10 @@ from it (``SEPARATED`` times the typical k-th-neighbour distance): a lone point 
 a point at the edge of its mode (in many dimensions some points are nobody's near neighbour), but one far from
 every other point is the last survivor of a narrow mode, and it needs its own ellipsoid to receive jumps.
 
-Clustering only changes which metric and which bounding ellipsoid a chain uses; every chain stays exactly
-invariant whatever the labels (``sampler.hmc``), so a wrong split costs efficiency, never correctness.
+Every chain stays invariant for the uniform distribution in its own region whatever the labels (``sampler.hmc``),
+but a wrong split still biases the evidence: the parts of one contour are then fed only by their own survivors
+and lag behind their volume shares (``sampler.connectivity``, whose segment test keeps the clusters apart only
+where the contour is).
 """
 
 import numpy as np
@@ -117,9 +119,11 @@ def connected_components(rows, cols, n):
     return roots.size, labels
 
 
-def _absorb_small(labels, distances, min_size, far2):
+def _absorb_small(labels, distances, min_size, far2, points, segments):
     """Join components smaller than ``min_size`` to the component of their nearest outside point, unless that
-    point is more than ``sqrt(far2)`` away (a separated small mode keeps its label)."""
+    point is more than ``sqrt(far2)`` away or, given ``segments`` (``sampler.connectivity.Segments``), no segment
+    from the component to its nearest outside points stays inside the contour (a separated small mode keeps its
+    label: the last survivors of a narrow mode can sit closer to a big mode than its own points' spacing)."""
     kept = set()
     while True:
         ids, counts = np.unique(labels, return_counts=True)
@@ -131,16 +135,18 @@ def _absorb_small(labels, distances, min_size, far2):
         outside = np.flatnonzero(labels != target)
         sub = distances.between(members, outside)
         where = np.unravel_index(np.argmin(sub), sub.shape)
-        if sub[where] > far2:
+        if sub[where] > far2 or (segments is not None and not segments.joined(points[members], points[outside])):
             kept.add(target)
             continue
         labels = np.where(labels == target, labels[outside[where[1]]], labels)
 
 
-def find_clusters(points, k=10, min_size=None, depth=0, separated=SEPARATED):
+def find_clusters(points, k=10, min_size=None, depth=0, separated=SEPARATED, segments=None):
     """Cluster labels ``0..C-1`` for ``points`` (n, d), components of the kNN graph, refined recursively.
     ``separated``: a component smaller than ``min_size`` stays a cluster when its nearest outside point is this
-    many times farther than the median k-th-neighbour distance (``inf``: never)."""
+    many times farther than the median k-th-neighbour distance (``inf``: never). ``segments``: a
+    ``sampler.connectivity.Segments`` for live points (unit-cube ``points``): a small component also stays a
+    cluster when the contour does not join it to its nearest outside points."""
     n, d = points.shape
     min_size = MIN_SIZE if min_size is None else min_size
     if n < 2 * min_size:
@@ -152,7 +158,8 @@ def find_clusters(points, k=10, min_size=None, depth=0, separated=SEPARATED):
     for full in (False, True):
         ncomp, labels, distances, kth = _knn_components(_whiten(points, full), min(k, n - 1))
         if ncomp > 1:
-            labels = _absorb_small(labels, distances, min_size if full else n + 1, (separated * kth) ** 2)
+            labels = _absorb_small(labels, distances, min_size if full else n + 1, (separated * kth) ** 2, points,
+                                   segments)
         ids = np.unique(labels)
         if ids.size > 1:
             break
@@ -162,7 +169,7 @@ def find_clusters(points, k=10, min_size=None, depth=0, separated=SEPARATED):
     next_id = 0
     for cid in ids:
         members = np.flatnonzero(labels == cid)
-        sub = (find_clusters(points[members], k, min_size, depth + 1, separated) if depth + 1 < MAX_DEPTH
+        sub = (find_clusters(points[members], k, min_size, depth + 1, separated, segments) if depth + 1 < MAX_DEPTH
                else np.zeros(members.size, dtype=np.int64))
         out[members] = sub + next_id
         next_id += int(sub.max()) + 1

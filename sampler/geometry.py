@@ -109,6 +109,25 @@ def build(points, labels, dense=True) -> Geometry:
                     np.array([s[2] for s in shapes]), np.array([s[3] for s in shapes]), cdf, int(bool(dense)))
 
 
+def with_ghosts(geometry: Geometry, mean, cov, radius2) -> Geometry:
+    """``geometry`` with more ellipsoids appended (``sampler.ghosts``: modes whose last live point died), the
+    proposal shares of all recomputed from their volumes as the kernel sees them (diagonal when not dense)."""
+    if radius2.size == 0:
+        return geometry
+    if not geometry.dense:
+        cov = np.stack([np.diag(np.diag(c)) for c in cov])
+    chol = np.linalg.cholesky(cov)
+    all_chol = np.concatenate([geometry.chol, chol])
+    all_radius2 = np.concatenate([geometry.radius2, radius2])
+    d = all_chol.shape[1]
+    log_volume = np.log(np.diagonal(all_chol, axis1=1, axis2=2)).sum(axis=1) + 0.5 * d * np.log(all_radius2)
+    share = np.exp(log_volume - log_volume.max())
+    cdf = np.cumsum(share / share.sum())
+    cdf[-1] = 1.0
+    return Geometry(np.concatenate([geometry.mean, mean]), all_chol, np.concatenate([geometry.cov, cov]),
+                    all_radius2, cdf, geometry.dense)
+
+
 CORRELATED = 0.3  # largest |correlation| between two coordinates below which a diagonal metric is used
 
 

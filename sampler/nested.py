@@ -23,6 +23,8 @@ import numpy as np
 
 from . import decorrelation
 from . import geometry as geo
+from . import ghosts as lost_modes
+from .connectivity import Segments, join_connected
 from .hmc import (CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_REFRESH, STAT_JUMP_ACCEPTED, STAT_JUMP_TRIED,
                   STAT_NAN, STAT_NGRAD, STAT_NLIKE, STAT_OUTSIDE, STAT_REFLECT, STAT_REGION_EXIT, STAT_REVERSE,
                   STAT_STEPS)
@@ -45,6 +47,8 @@ class NSState(NamedTuple):
     jumps: independence jump proposals per direction refresh.
     chain_rng: (k, 2) uint64 xoroshiro128+ states, one row per chain slot.
     iteration: iterations done; next_thread: the next unused thread id.
+    ghost_mean, ghost_cov, ghost_radius2, ghost_until: ellipsoids of clusters whose last live point died, kept as
+        jump targets until iteration ``ghost_until`` (``sampler.ghosts``).
     """
 
     u: np.ndarray
@@ -60,6 +64,10 @@ class NSState(NamedTuple):
     chain_rng: np.ndarray
     iteration: int
     next_thread: int
+    ghost_mean: np.ndarray
+    ghost_cov: np.ndarray
+    ghost_radius2: np.ndarray
+    ghost_until: np.ndarray
 
 
 class NSInfo(NamedTuple):
@@ -110,13 +118,18 @@ class Proposal(NamedTuple):
     k: int
     nlive: int
     dense: bool
+    logl_at: object  # logl_at(u) -> log-likelihoods of unit-cube points (m, d): the connectivity test's
 
 
-def _survivor_labels(state, survivors, settings):
+def _survivor_labels(state, survivors, settings, logl_star, logl_at):
+    """``(labels, likelihood evaluations spent)`` of the survivors."""
     if settings.clustering and state.iteration % settings.recluster_every == 0:
-        return geo.relabel(state.u[survivors])
+        u = state.u[survivors]
+        segments = Segments(logl_at, logl_star, u)
+        labels = join_connected(u, geo.relabel(u, segments=segments), segments)
+        return labels, segments.evaluations
     # Clusters left without survivors disappear; ids are compacted to 0..C-1.
-    return np.unique(state.labels[survivors], return_inverse=True)[1].astype(np.int64)
+    return np.unique(state.labels[survivors], return_inverse=True)[1].astype(np.int64), 0
 
 
 def step(state: NSState, generator: np.random.Generator, proposal: Proposal, settings) -> tuple[NSState, NSInfo]:
@@ -132,9 +145,11 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         raise AllLiveTied(f"all {n} live points have logl = {logl_star!r}")
     removed, survivors = order[:m], np.sort(order[m:])
 
-    labels = _survivor_labels(state, survivors, settings)
+    labels, nlike_joins = _survivor_labels(state, survivors, settings, logl_star, proposal.logl_at)
     dense = proposal.dense and geo.correlated(state.u[survivors])
     geometry = geo.build(state.u[survivors], labels, dense)
+    ghosts = _ghosts(state, removed, survivors, dense, proposal, settings)
+    geometry = geo.with_ghosts(geometry, ghosts.mean, ghosts.cov, ghosts.radius2)
     starts = survivors[generator.integers(0, survivors.size, size=k)]
     step_sizes = state.step_size * np.exp(settings.step_jitter * generator.standard_normal(k))
     ctrl = np.zeros(4, np.int64)
@@ -160,7 +175,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         outside_fraction=float(outside_fraction), reflections=stats[:, STAT_REFLECT].copy(), reversals=reversals,
         acceptance=float(1.0 - reversals.sum() / max(steps, 1)), rho_coord=rho_coord, rho_logl=rho_logl,
         jumps_tried=int(stats[:, STAT_JUMP_TRIED].sum()), jumps_accepted=int(stats[:, STAT_JUMP_ACCEPTED].sum()),
-        nclusters=geometry.nclusters, nlike=int(stats[:, STAT_NLIKE].sum()), ngrad=int(stats[:, STAT_NGRAD].sum()),
+        nclusters=geometry.nclusters, nlike=int(stats[:, STAT_NLIKE].sum()) + nlike_joins, ngrad=int(stats[:, STAT_NGRAD].sum()),
         nnan=int(stats[:, STAT_NAN].sum()))
 
     # New points continue the threads of the removed ones; extra new points (refilling) open new threads.
@@ -178,5 +193,20 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         n_steps=settings.adapt_length(int(state.n_steps), float(rho.max()), d), rho=rho,
         jumps=settings.adapt_jumps(int(state.jumps), info.jumps_tried, info.jumps_accepted, int(state.n_steps)),
         chain_rng=chain_rng, iteration=int(state.iteration) + 1,
-        next_thread=int(state.next_thread) + k - reused)
+        next_thread=int(state.next_thread) + k - reused, ghost_mean=ghosts.mean, ghost_cov=ghosts.cov,
+        ghost_radius2=ghosts.radius2, ghost_until=ghosts.until)
     return new_state, info
+
+
+def _ghosts(state, removed, survivors, dense, proposal, settings):
+    """The ghost ellipsoids of this iteration: the state's, less expired ones and those holding a survivor, plus
+    one for each cluster that lost its last live point now (its shape from the live points before the deaths)."""
+    old = lost_modes.Ghosts(state.ghost_mean, state.ghost_cov, state.ghost_radius2, state.ghost_until)
+    if not settings.clustering:
+        return old
+    # New points of the last iteration may carry a ghost's index: compact the labels to 0..C-1 first.
+    labels = np.unique(state.labels, return_inverse=True)[1]
+    lost = np.setdiff1d(labels[removed], labels[survivors])
+    old_geometry = geo.build(state.u, labels, dense) if lost.size else None
+    return lost_modes.update(old, old_geometry, lost, state.u[survivors], int(state.iteration),
+                             lost_modes.lifetime_iterations(proposal.nlive, proposal.k))

@@ -19,6 +19,7 @@ from .blas_threads import one_blas_thread
 from .hmc import compiled_kernel
 from .hmc_runtime import AdaptiveThreads, ChainWorkspace
 from .hmc_settings import HMCSettings
+from .ghosts import Ghosts
 from .nested import AllLiveTied, NSState, Proposal, step
 from .priors import Prior
 from .progress import Progress
@@ -207,11 +208,20 @@ class NestedSampler:
             advance, evaluate = pool.wrap(advance, evaluate)
             pool.announce_ready()
         self._evaluate = evaluate
-        self._proposal = Proposal(advance, self._workspace, kern.data, codes, args, self.k, self.nlive, self.dense)
+        self._proposal = Proposal(advance, self._workspace, kern.data, codes, args, self.k, self.nlive, self.dense,
+                                  self._logl_at)
         self.compile_info = {"seconds": time.perf_counter() - start + self._prepare_seconds, "kernel": origin}
         if child_seconds is not None:
             self.compile_info["child"] = child_seconds
         return self._proposal
+
+    def _logl_at(self, u):
+        """Log-likelihoods of unit-cube points ``u`` (m, d) through the batch evaluator."""
+        theta = self.prior.transform(u)
+        out = np.empty(theta.shape[0])
+        self._evaluate(theta, self.kernels.data, np.empty(theta.shape, np.dtype(self.kernels.dtype)),
+                       self._workspace.scratch[0], out)
+        return out
 
     # --- initial live points ---------------------------------------------------------------------------------
 
@@ -244,7 +254,8 @@ class NestedSampler:
                         thread=np.arange(n, dtype=np.int64), labels=np.zeros(n, np.int64),
                         step_size=float(self.hmc.initial_step), n_steps=self.hmc.initial_steps(d), rho=np.full(2, np.nan),
                         jumps=1 if self.hmc.jumps is None else int(self.hmc.jumps),
-                        chain_rng=seed_chain_states(generator, self.k), iteration=0, next_thread=n)
+                        chain_rng=seed_chain_states(generator, self.k), iteration=0, next_thread=n,
+                        **{f"ghost_{f}": a for f, a in Ghosts.none(d)._asdict().items()})
         return state, drawn, math.log(have / drawn), nan
 
     # --- the run ---------------------------------------------------------------------------------------------
@@ -385,7 +396,8 @@ class NestedSampler:
         state = NSState(*(arrays[f"state_{f}"] for f in NSState._fields))
         state = state._replace(step_size=float(state.step_size), n_steps=int(state.n_steps), rho=np.asarray(state.rho, dtype=np.float64),
                                jumps=int(state.jumps),
-                               iteration=int(state.iteration), next_thread=int(state.next_thread))
+                               iteration=int(state.iteration), next_thread=int(state.next_thread),
+                               ghost_until=state.ghost_until.astype(np.int64))
         return state, restore_generator(meta["generator"]), RunRecord.from_saved(arrays, meta["record"])
 
     # --- results ---------------------------------------------------------------------------------------------

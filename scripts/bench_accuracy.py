@@ -140,9 +140,11 @@ def fmt(s):
 
 
 def main():
-    from hard_problems import PROBLEMS
+    from hard_problems import PROBLEMS, VARIANTS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--problems", nargs="*", default=[p for p in PROBLEMS if p != "plateau"])
+    parser.add_argument("--problems", nargs="*", choices=list(PROBLEMS), metavar="PROBLEM",
+                        default=[p for p in PROBLEMS if p != "plateau" and p not in VARIANTS],
+                        help="default: the issue's classes; also: plateau, " + ", ".join(VARIANTS))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--peer-seeds", type=int, default=3)
     parser.add_argument("--peer-problems", nargs="*", default=None,

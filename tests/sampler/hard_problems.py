@@ -198,6 +198,21 @@ def plateau():
                    logz=math.log(1 + 9 * math.pi / 36))
 
 
+def separated_mixture(ndim, weights, width=0.5, separation=8.0, half_width=10.0, seed=7, name=None):
+    """Equal-width isotropic modes with fixed random centres at least ``separation`` apart, well inside
+    U(-w, w)^d: logZ = -d log(2w)."""
+    rng = np.random.default_rng(seed)
+    means = []
+    while len(means) < len(weights):
+        m = rng.uniform(-half_width + 5 * width, half_width - 5 * width, ndim)
+        if all(np.linalg.norm(m - o) >= separation for o in means):
+            means.append(m)
+    names = [f"x{i}" for i in range(ndim)]
+    return GaussianMixture(name or f"mixture{ndim}d_{len(weights)}modes", means,
+                           [width * width * np.eye(ndim)] * len(weights), list(weights), _box(names, half_width),
+                           -ndim * math.log(2 * half_width))
+
+
 PROBLEMS = {
     "corr20d_uniform": lambda: correlated_gaussian(20, prior="uniform"),
     "corr20d_normal": lambda: correlated_gaussian(20, prior="normal"),
@@ -208,3 +223,17 @@ PROBLEMS = {
     "ignored3d": ignored_parameter,
     "plateau": plateau,
 }
+
+# Variants of the same classes with other dimensions, conditioning, widths and mode counts: what an outsider's
+# held-out set of these classes looks like (scripts/bench_accuracy.py --problems ...); none is tuned for.
+VARIANTS = {
+    "corr20d_rho09_normal": lambda: correlated_gaussian(20, rho=0.9, prior="normal"),
+    "corr10d_rho099": lambda: correlated_gaussian(10, rho=0.99, scale_min=0.01),
+    "mixture10d_4modes": lambda: separated_mixture(10, (0.4, 0.3, 0.2, 0.1)),
+    "mixture3d_2modes_9to1": lambda: separated_mixture(3, (0.9, 0.1), width=0.3),
+    "ridge2d_far": lambda: slanted_ridge(separation=8.0, rho=0.995),
+    "cauchy6d_w001": lambda: cauchy(6, width=0.01),
+    "cauchy10d": lambda: cauchy(10, width=0.05),
+    "ignored3d_sigma20": lambda: ignored_parameter(20.0),
+}
+PROBLEMS.update(VARIANTS)

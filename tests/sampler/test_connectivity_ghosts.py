@@ -1,0 +1,102 @@
+"""The contour's own say in clustering (sampler.connectivity) and the ghost ellipsoids of lost modes
+(sampler.ghosts): geometric cases with known answers, then the sampler on the mixture whose narrow mode was lost."""
+
+import numpy as np
+
+from hard_problems import unequal_mixture
+from nestgrad.sampler import NestedSampler
+from nestgrad.sampler import geometry as geo
+from nestgrad.sampler.clustering import find_clusters
+from nestgrad.sampler.connectivity import Segments, join_connected
+from nestgrad.sampler.ghosts import Ghosts, update
+
+
+def in_balls(centres, radius):
+    centres = np.atleast_2d(centres)
+
+    def logl_at(u):
+        d2 = np.min(((u[:, None, :] - centres[None]) ** 2).sum(axis=2), axis=1)
+        return np.where(d2 < radius ** 2, 0.0, -1.0)  # contour at -0.5: inside the balls
+
+    return logl_at
+
+
+def uniform_ball(rng, centre, radius, n):
+    d = len(centre)
+    x = rng.standard_normal((n, d))
+    x *= radius * rng.random((n, 1)) ** (1.0 / d) / np.linalg.norm(x, axis=1, keepdims=True)
+    return np.asarray(centre) + x
+
+
+def test_segments_join_one_ball_and_not_two_separated_balls():
+    rng = np.random.default_rng(0)
+    a = uniform_ball(rng, [0.3, 0.3, 0.5], 0.1, 40)
+    b = uniform_ball(rng, [0.7, 0.7, 0.5], 0.1, 40)
+    two = Segments(in_balls([[0.3, 0.3, 0.5], [0.7, 0.7, 0.5]], 0.1), -0.5, np.vstack([a, b]))
+    assert not two.joined(a, b)
+    one = Segments(in_balls([[0.5, 0.5, 0.5]], 0.35), -0.5, np.vstack([a, b]))  # the same points in one ball
+    assert one.joined(a, b)
+    assert two.evaluations > 0 and one.evaluations > 0
+
+
+def test_join_connected_merges_the_arms_of_a_cross_and_keeps_a_separate_ball_apart():
+    rng = np.random.default_rng(1)
+    # A cross: two thin slabs through the centre (one connected contour), and a ball well away from it.
+    horizontal = np.column_stack([rng.uniform(0.1, 0.6, 60), rng.uniform(0.34, 0.36, 60)])
+    vertical = np.column_stack([rng.uniform(0.34, 0.36, 60), rng.uniform(0.1, 0.6, 60)])
+    ball = uniform_ball(rng, [0.85, 0.85], 0.05, 30)
+    u = np.vstack([horizontal, vertical, ball])
+    labels = np.repeat([0, 1, 2], [60, 60, 30])
+
+    def logl_at(p):
+        cross = ((np.abs(p[:, 1] - 0.35) < 0.01) & (p[:, 0] > 0.1) & (p[:, 0] < 0.6)) | (
+            (np.abs(p[:, 0] - 0.35) < 0.01) & (p[:, 1] > 0.1) & (p[:, 1] < 0.6))
+        return np.where(cross | (((p - 0.85) ** 2).sum(axis=1) < 0.05 ** 2), 0.0, -1.0)
+
+    merged = join_connected(u, labels, Segments(logl_at, -0.5, u))
+    assert merged[0] == merged[60] and merged[0] != merged[120]
+    assert np.array_equal(np.unique(merged), [0, 1])
+
+
+def test_last_survivors_of_a_narrow_mode_keep_their_cluster_when_the_contour_separates_them():
+    rng = np.random.default_rng(2)
+    big = uniform_ball(rng, [0.4, 0.5, 0.5, 0.5, 0.5], 0.2, 400)
+    # Three points of a narrow mode just outside the big ball: nearer to it than its points are spaced apart.
+    narrow_centre = np.array([0.75, 0.5, 0.5, 0.5, 0.5])
+    narrow = uniform_ball(rng, narrow_centre, 0.02, 3)
+    u = np.vstack([big, narrow])
+    without = find_clusters(u)
+    big_ball, narrow_ball = in_balls([0.4, 0.5, 0.5, 0.5, 0.5], 0.2), in_balls(narrow_centre, 0.02)
+
+    def logl_at(p):  # the big ball or the narrow ball
+        return np.maximum(big_ball(p), narrow_ball(p))
+
+    with_contour = find_clusters(u, segments=Segments(logl_at, -0.5, u))
+    assert len(set(without[-3:]) & set(without[:-3])) == 1  # distance alone merges them into the big mode
+    assert set(with_contour[-3:]).isdisjoint(with_contour[:-3])  # the contour keeps them apart
+
+
+def test_a_lost_cluster_becomes_a_ghost_until_a_live_point_is_inside_or_it_expires():
+    rng = np.random.default_rng(3)
+    a = uniform_ball(rng, [0.3, 0.3], 0.05, 30)
+    b = uniform_ball(rng, [0.7, 0.7], 0.05, 4)
+    u = np.vstack([a, b])
+    old = geo.build(u, np.repeat([0, 1], [30, 4]), dense=True)
+    ghosts = update(Ghosts.none(2), old, [1], a, iteration=10, lifetime_iterations=30)
+    assert ghosts.radius2.size == 1 and ghosts.until[0] == 40
+    np.testing.assert_allclose(ghosts.mean[0], b.mean(axis=0))
+    # A jump target again: the geometry has a second ellipsoid whose proposal share follows its volume.
+    both = geo.with_ghosts(geo.build(a, np.zeros(30, np.int64)), ghosts.mean, ghosts.cov, ghosts.radius2)
+    assert both.nclusters == 2 and 0.0 < both.cdf[0] < 1.0 and both.cdf[1] == 1.0
+    assert update(ghosts, None, [], a, iteration=39, lifetime_iterations=30).radius2.size == 1
+    assert update(ghosts, None, [], a, iteration=40, lifetime_iterations=30).radius2.size == 0  # expired
+    assert update(ghosts, None, [], np.vstack([a, b[:1]]), 11, 30).radius2.size == 0  # holds a live point
+
+
+def test_narrow_light_mode_kept_on_the_seeds_that_lost_it():
+    """Seed 2 lost the 0.1 mode of the mixture (widths 0.5 / 0.8 / 0.3) before the contour kept its last
+    survivors apart and lost modes left ghosts: its weight was 0; now all three weights are within 0.05."""
+    problem = unequal_mixture()
+    res = NestedSampler(problem, problem.prior, nlive=500, seed=2).run(progress=False)
+    weights = problem.mode_weights(res.dead.theta, res.weights)
+    assert np.all(np.abs(weights - problem.weights) < 0.05), weights
