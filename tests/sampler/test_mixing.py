@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from hard_problems import cauchy, correlated_gaussian, ignored_parameter, plateau, slanted_ridge, unequal_mixture
+from hard_problems import (VARIANTS, cauchy, correlated_gaussian, ignored_parameter, plateau, slanted_ridge,
+                           unequal_mixture)
 from nestgrad.sampler import NestedSampler
 
 
@@ -147,7 +148,9 @@ def test_ill_conditioned_20d_gaussian_over_seeds(prior):
 def test_unequal_mixture_over_seeds():
     """Weights 0.6 / 0.3 / 0.1 with equal widths (the issue's class): every mode kept, weights within 0.1."""
     problem = unequal_mixture((0.5, 0.5, 0.5), "mixture5d_equal_widths")
-    results, pull, logz, err = pulls(problem, SEEDS)
+    # 30 seeds: its rms pull is about 1.1 (1.09 over 50 seeds), and 10 seeds would exceed 1.5 by chance in ~5% of
+    # draws (seeds 0-9 give 1.56); 30 seeds do so in ~0.3%.
+    results, pull, logz, err = pulls(problem, range(30))
     _check_pull_distribution(pull, logz, err)
     for res in results:
         assert np.all(np.abs(problem.mode_weights(res.dead.theta, res.weights) - problem.weights) < 0.1)
@@ -171,8 +174,9 @@ def test_narrow_light_mode_lost_no_more_often_than_perfect_sampling():
         else:
             truth = problem.weights
         assert np.all(np.abs(found - truth) < 0.05), found
-    # P(>= 4 of 10) is 0.06 at the perfect-sampling rate 0.16 and 0.006 at 0.08, the rate of 100 nestgrad seeds.
-    assert lost <= 3, lost
+    # Lost modes leave ghosts that jumps refill (sampler.ghosts): 1 of 100 seeds lost it (8 of 100 before).
+    # P(>= 2 of 10) is 0.004 at that rate and 0.19 at the old one.
+    assert lost <= 1, lost
 
 
 @pytest.mark.slow
@@ -189,6 +193,21 @@ def test_heavy_tailed_cauchy_over_seeds():
     problem = cauchy(6, width=0.05)
     _, pull, logz, err = pulls(problem, SEEDS)
     _check_pull_distribution(pull, logz, err)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["cauchy6d_w001", "mixture10d_4modes"])
+def test_held_out_variants_over_seeds(name):
+    """Problems of the same classes with other widths, dimensions and mode counts (hard_problems.VARIANTS),
+    written as an outsider's held-out set would be: a narrower Cauchy core (its star-shaped contour was split into
+    arms that lagged behind their volume shares: mean pull +1.1 before clusters followed the contour) and four
+    unequal modes in 10-D."""
+    problem = VARIANTS[name]()
+    results, pull, logz, err = pulls(problem, SEEDS)
+    _check_pull_distribution(pull, logz, err)
+    if hasattr(problem, "mode_weights"):
+        for res in results:
+            assert np.all(np.abs(problem.mode_weights(res.dead.theta, res.weights) - problem.weights) < 0.1)
 
 
 @pytest.mark.slow
