@@ -41,10 +41,11 @@ class Segments:
 
     def closest_pairs(self, a, b):
         """Rows of ``a`` and ``b`` (u coordinates) forming the ``PAIRS`` closest pairs."""
-        sa, sb = a[_subset(a.shape[0])] / self.scale, b[_subset(b.shape[0])] / self.scale
+        a, b = a[_subset(a.shape[0])], b[_subset(b.shape[0])]
+        sa, sb = a / self.scale, b / self.scale
         d2 = np.add.outer(np.einsum("ij,ij->i", sa, sa), np.einsum("ij,ij->i", sb, sb)) - 2.0 * (sa @ sb.T)
         i, j = np.unravel_index(np.argsort(d2, axis=None, kind="stable")[:PAIRS], d2.shape)
-        return a[_subset(a.shape[0])][i], b[_subset(b.shape[0])][j]
+        return a[i], b[j]
 
     def inside(self, starts, ends):
         """(m,) whether each segment ``starts[i] -> ends[i]`` lies inside the contour."""

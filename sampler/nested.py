@@ -175,7 +175,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         outside_fraction=float(outside_fraction), reflections=stats[:, STAT_REFLECT].copy(), reversals=reversals,
         acceptance=float(1.0 - reversals.sum() / max(steps, 1)), rho_coord=rho_coord, rho_logl=rho_logl,
         jumps_tried=int(stats[:, STAT_JUMP_TRIED].sum()), jumps_accepted=int(stats[:, STAT_JUMP_ACCEPTED].sum()),
-        nclusters=geometry.nclusters, nlike=int(stats[:, STAT_NLIKE].sum()) + nlike_joins, ngrad=int(stats[:, STAT_NGRAD].sum()),
+        nclusters=int(labels.max()) + 1, nlike=int(stats[:, STAT_NLIKE].sum()) + nlike_joins, ngrad=int(stats[:, STAT_NGRAD].sum()),
         nnan=int(stats[:, STAT_NAN].sum()))
 
     # New points continue the threads of the removed ones; extra new points (refilling) open new threads.
