@@ -43,8 +43,12 @@ from .stable_jit import fresh_dispatcher
  STAT_JUMP_ACCEPTED, STAT_REGION_EXIT) = range(10)
 NSTATS = 10
 # Integer controls passed as one array: trajectory length, steps between refreshes, jump proposals per refresh,
-# dense metric.
-CTRL_N_STEPS, CTRL_REFRESH, CTRL_JUMPS, CTRL_DENSE = range(4)
+# dense metric, axis slice moves per refresh.
+CTRL_N_STEPS, CTRL_REFRESH, CTRL_JUMPS, CTRL_DENSE, CTRL_SLICES = range(5)
+NCTRL = 5
+# Shrinkage steps after which an axis slice move gives up and stays put: each shrink at least halves the bracket on
+# average, so this is reached only where the slice is narrower than 2^-60 of the cube's chord.
+MAX_SHRINK = 60
 
 # --- the trajectory body --------------------------------------------------------------------------------------
 # Templates, never called here: their globals ``value``, ``value_and_grad`` (the likelihood's per-sample
@@ -121,7 +125,7 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
     # One chain's whole trajectory.
     d = u_start.shape[1]
     n_steps, refresh_every = ctrl[CTRL_N_STEPS], ctrl[CTRL_REFRESH]
-    jumps, dense = ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE] != 0
+    jumps, dense, slices = ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE] != 0, ctrl[CTRL_SLICES]
     nclusters = g_mean.shape[0]
     u, v, y, w, z, tmp = work_u[j], work_v[j], work_y[j], work_w[j], work_z[j], work_t[j]
     theta, jac, grad, scratch = work_theta[j], work_jac[j], work_grad[j], work_scratch[j]
@@ -160,6 +164,49 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
                                 u[i] = y[i]
                             logl = ly
                             c = region(u, g_mean, g_chol, g_radius2, dense, tmp)
+            for _ in range(slices):
+                # Slice move along one axis of cluster c's metric (a column of its Cholesky factor). The bracket is
+                # the line's chord through the unit cube, the same from every point of the line, and it shrinks
+                # towards u on each miss (Neal 2003): an exact move for the uniform distribution on the contour in
+                # region c, which crosses long, heavy-tailed directions in one move where the billiard diffuses.
+                axis = min(int(draw_uniform(rng_states, j) * d), d - 1)
+                lo_t = -math.inf
+                hi_t = math.inf
+                for i in range(d):
+                    if dense:
+                        di = g_chol[c, i, axis] if i >= axis else 0.0
+                    else:
+                        di = g_chol[c, i, i] if i == axis else 0.0
+                    w[i] = di
+                    if di > 0.0:
+                        lo_t = max(lo_t, -u[i] / di)
+                        hi_t = min(hi_t, (1.0 - u[i]) / di)
+                    elif di < 0.0:
+                        lo_t = max(lo_t, (1.0 - u[i]) / di)
+                        hi_t = min(hi_t, -u[i] / di)
+                if not (hi_t > lo_t and math.isfinite(hi_t) and math.isfinite(lo_t)):
+                    continue
+                for _ in range(MAX_SHRINK):
+                    shift = lo_t + (hi_t - lo_t) * draw_uniform(rng_states, j)
+                    for i in range(d):
+                        y[i] = u[i] + shift * w[i]
+                    inside = in_cube(y) and (nclusters == 1 or region(y, g_mean, g_chol, g_radius2, dense, tmp) == c)
+                    if inside:
+                        transform(codes, args, y, theta, jac)
+                        ly = float(value(theta, data, scratch))
+                        stats[j, STAT_NLIKE] += 1
+                        if ly != ly:
+                            stats[j, STAT_NAN] += 1
+                        inside = ly > logl_star
+                    if inside:
+                        for i in range(d):
+                            u[i] = y[i]
+                        logl = ly
+                        break
+                    if shift < 0.0:
+                        lo_t = shift
+                    else:
+                        hi_t = shift
             # Fresh direction in cluster c's metric: a Gibbs update of v at fixed u, valid at any fixed schedule.
             norm = correlated_normal(rng_states, j, g_chol, c, dense, tmp, v)
             scale = step_sizes[j] / norm
@@ -330,7 +377,7 @@ def cpu_kernel_source(cache):
     ``transform`` (prior), ``normal``, ``uniform`` (RNG), ``math`` and ``numba``: the templates above, the
     ``STAT_``/``CTRL_`` constants, and ``advance_range``/``evaluate`` compiled with ``cache=cache``."""
     lines = [f"{name} = {value}" for name, value in sorted(globals().items())
-             if name.startswith(("STAT_", "CTRL_")) and isinstance(value, int)]
+             if name.startswith(("STAT_", "CTRL_", "MAX_SHRINK")) and isinstance(value, int)]
     for name in CPU_TEMPLATES:
         lines += ["", "", inspect.getsource(globals()[name]).rstrip()]
     lines += ["", "", _advance_range_source(), "", "", '_OPTIONS = dict(error_model="numpy")']

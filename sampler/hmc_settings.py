@@ -56,6 +56,9 @@ class HMCSettings(NamedTuple):
         modes) each chain makes enough of them to expect ``jumps_wanted`` accepted ones, up to ``max_jumps`` per
         refresh; where they are rarely accepted (< ``min_jump_acceptance``) one per refresh. 0 turns jumps off.
         Jumps are what moves chains between modes.
+    axis_slices: slice-sampling moves along the axes of the chain's metric at each direction refresh (0: none).
+        One such move crosses a long or heavy-tailed direction whose width the billiard's step (tuned to the
+        contour's narrowest directions) would need hundreds of steps to diffuse across.
     """
 
     n_steps: int | None = None
@@ -77,6 +80,7 @@ class HMCSettings(NamedTuple):
     jumps_wanted: float = 6.0
     max_jumps: int = 20
     min_jump_acceptance: float = 0.02
+    axis_slices: int = 1
 
     def initial_steps(self, ndim: int) -> int:
         if self.n_steps is not None:
@@ -167,6 +171,7 @@ class HMCSettings(NamedTuple):
         number("jumps_wanted", 0.0, 1000.0)
         number("max_jumps", 1, 1000, integer=True)
         number("min_jump_acceptance", 0.0, 1.0)
+        number("axis_slices", 0, 1000, integer=True)
         if self.metric not in METRICS:
             bad("metric", f"one of {', '.join(METRICS)}")
         if not isinstance(self.clustering, bool):

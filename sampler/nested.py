@@ -25,8 +25,8 @@ from . import decorrelation
 from . import geometry as geo
 from . import ghosts as lost_modes
 from .connectivity import Segments, join_connected
-from .hmc import (CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_REFRESH, STAT_JUMP_ACCEPTED, STAT_JUMP_TRIED,
-                  STAT_NAN, STAT_NGRAD, STAT_NLIKE, STAT_OUTSIDE, STAT_REFLECT, STAT_REGION_EXIT, STAT_REVERSE,
+from .hmc import (CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_REFRESH, CTRL_SLICES, NCTRL, STAT_JUMP_ACCEPTED,
+                  STAT_JUMP_TRIED, STAT_NAN, STAT_NGRAD, STAT_NLIKE, STAT_OUTSIDE, STAT_REFLECT, STAT_REGION_EXIT, STAT_REVERSE,
                   STAT_STEPS)
 
 
@@ -152,9 +152,9 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     geometry = geo.with_ghosts(geometry, ghosts.mean, ghosts.cov, ghosts.radius2)
     starts = survivors[generator.integers(0, survivors.size, size=k)]
     step_sizes = state.step_size * np.exp(settings.step_jitter * generator.standard_normal(k))
-    ctrl = np.zeros(4, np.int64)
+    ctrl = np.zeros(NCTRL, np.int64)
     ctrl[CTRL_N_STEPS], ctrl[CTRL_REFRESH] = state.n_steps, settings.refresh_every
-    ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE] = state.jumps, int(dense)
+    ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE], ctrl[CTRL_SLICES] = state.jumps, int(dense), settings.axis_slices
     chain_rng = state.chain_rng.copy()
     ws = proposal.workspace
     u_start = np.ascontiguousarray(state.u[starts])

@@ -152,7 +152,7 @@ class NestedSampler:
             u0 = np.full((self.k, self.ndim), 0.5)
             warm_geometry = geo.build(np.random.default_rng(0).random((4 * self.ndim + 4, self.ndim)),
                                       np.zeros(4 * self.ndim + 4, np.int64), self.dense)
-            ctrl = np.array([0, 1, 0, int(self.dense)], np.int64)
+            ctrl = np.array([0, 1, 0, int(self.dense), 0], np.int64)
             advance = (u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), ctrl,
                        seed_chain_states(np.random.default_rng(0), self.k), kern.data, self.prior.codes,
                        self.prior.args, *warm_geometry[:5], *self._workspace.arrays())
