@@ -20,7 +20,9 @@ cluster's metric is used only inside its own region and the kernel is invariant 
 At each refresh a chain proposes ``jumps`` independence jumps: points uniform in the union of the clusters'
 bounding ellipsoids, each accepted (Metropolis-Hastings) with ``min(1, count(u) / count(u'))`` when it is
 inside the contour and the cube, ``count`` being the number of ellipsoids containing a point. This moves
-chains between modes with the right odds.
+chains between modes with the right odds. Then ``slices`` slice-sampling moves along axes of the metric (columns
+of ``L_c``): the bracket is the line's chord through the cube, which every point of the line shares, shrunk towards
+``u`` on each miss (Neal 2003), and a point is inside when it is in the cube, in region c and above the contour.
 
 ``tests/sampler/test_invariance.py`` checks invariance by the shrinkage and insertion-rank tests. Every chain
 ends inside, so there is no final accept/reject.
