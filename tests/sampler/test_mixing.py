@@ -124,9 +124,13 @@ SEEDS = range(10)
 
 def _check_pull_distribution(pull, logz, err):
     assert math.sqrt(np.mean(pull ** 2)) <= 1.5, pull
-    # Reported error against the seed scatter: the 99% range of the sd ratio for 10 normal draws.
+    # Reported error against the seed scatter, within the 99% range of that ratio for n normal draws whose sd is
+    # the reported error: (n - 1) s^2 / sigma^2 is chi-square with n - 1 degrees of freedom (0.62-2.28 for 10
+    # seeds, 0.70-1.67 for 20).
+    n = len(logz)
+    low, high = np.sqrt((n - 1) / stats.chi2.ppf([0.995, 0.005], n - 1))
     ratio = err.mean() / logz.std(ddof=1)
-    assert 0.6 <= ratio <= 1.7, ratio
+    assert low <= ratio <= high, (ratio, low, high)
 
 
 @pytest.mark.slow
@@ -190,8 +194,10 @@ def test_slanted_ridge_over_seeds():
 
 @pytest.mark.slow
 def test_heavy_tailed_cauchy_over_seeds():
+    # 20 seeds: with 10 the error / scatter ratio has too wide a range to check (seeds 0-9 happen to give 1.79,
+    # seeds 0-19 1.11, seeds 0-39 1.13).
     problem = cauchy(6, width=0.05)
-    _, pull, logz, err = pulls(problem, SEEDS)
+    _, pull, logz, err = pulls(problem, range(20))
     _check_pull_distribution(pull, logz, err)
 
 
