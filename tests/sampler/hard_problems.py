@@ -235,5 +235,9 @@ VARIANTS = {
     "cauchy6d_w001": lambda: cauchy(6, width=0.01),
     "cauchy10d": lambda: cauchy(10, width=0.05),
     "ignored3d_sigma20": lambda: ignored_parameter(20.0),
+    # Added after the axis slice moves, to look for what they do not fix:
+    "corr30d_rho095": lambda: correlated_gaussian(30, rho=0.95),
+    "cauchy3d_w0005": lambda: cauchy(3, width=0.005),
+    "mixture2d_5modes": lambda: separated_mixture(2, (0.4, 0.25, 0.15, 0.1, 0.1), width=0.2, separation=3.0),
 }
 PROBLEMS.update(VARIANTS)
