@@ -120,6 +120,16 @@ def _in_cube(y):
     return True
 
 
+def _counted_value(x, codes, args, theta, jac, data, scratch, stats, j):
+    # log-likelihood at unit-cube point x (theta and jac receive the prior transform), counted in chain j's stats.
+    transform(codes, args, x, theta, jac)
+    value_x = float(value(theta, data, scratch))
+    stats[j, STAT_NLIKE] += 1
+    if value_x != value_x:
+        stats[j, STAT_NAN] += 1
+    return value_x
+
+
 def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
            g_mean, g_chol, g_cov, g_radius2, g_cdf,
            work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
@@ -155,11 +165,7 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
                     count_old = ellipsoid_count(u, g_mean, g_chol, g_radius2, dense, tmp)
                     count_new = ellipsoid_count(y, g_mean, g_chol, g_radius2, dense, tmp)
                     if count_old > 0 and count_new > 0 and accept_draw * count_new < count_old:
-                        transform(codes, args, y, theta, jac)
-                        ly = float(value(theta, data, scratch))
-                        stats[j, STAT_NLIKE] += 1
-                        if ly != ly:
-                            stats[j, STAT_NAN] += 1
+                        ly = counted_value(y, codes, args, theta, jac, data, scratch, stats, j)
                         if ly > logl_star:
                             stats[j, STAT_JUMP_ACCEPTED] += 1
                             for i in range(d):
@@ -194,11 +200,7 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
                         y[i] = u[i] + shift * w[i]
                     inside = in_cube(y) and (nclusters == 1 or region(y, g_mean, g_chol, g_radius2, dense, tmp) == c)
                     if inside:
-                        transform(codes, args, y, theta, jac)
-                        ly = float(value(theta, data, scratch))
-                        stats[j, STAT_NLIKE] += 1
-                        if ly != ly:
-                            stats[j, STAT_NAN] += 1
+                        ly = counted_value(y, codes, args, theta, jac, data, scratch, stats, j)
                         inside = ly > logl_star
                     if inside:
                         for i in range(d):
@@ -225,11 +227,7 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
         elif nclusters > 1 and region(y, g_mean, g_chol, g_radius2, dense, tmp) != c:
             where = 2
         else:
-            transform(codes, args, y, theta, jac)
-            ly = float(value(theta, data, scratch))
-            stats[j, STAT_NLIKE] += 1
-            if ly != ly:
-                stats[j, STAT_NAN] += 1
+            ly = counted_value(y, codes, args, theta, jac, data, scratch, stats, j)
             if not ly > logl_star:
                 where = 3
         if where == 0:
@@ -279,11 +277,7 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
         ok = False
         lz = -math.inf
         if in_cube(z) and (nclusters == 1 or region(z, g_mean, g_chol, g_radius2, dense, tmp) == c):
-            transform(codes, args, z, theta, jac)
-            lz = float(value(theta, data, scratch))
-            stats[j, STAT_NLIKE] += 1
-            if lz != lz:
-                stats[j, STAT_NAN] += 1
+            lz = counted_value(z, codes, args, theta, jac, data, scratch, stats, j)
             ok = lz > logl_star
         if ok:
             stats[j, STAT_REFLECT] += 1
@@ -329,9 +323,10 @@ def chain_function(value, value_and_grad, transform, draw_normal, draw_uniform, 
     ellipsoid_count = _bind(_ellipsoid_count, jit, mahalanobis2=mahalanobis2)
     in_cube = _bind(_in_cube, jit)
     correlated_normal = _bind(_correlated_normal, jit, draw_normal=draw_normal)
-    return _bind(_chain, jit, value=value, value_and_grad=value_and_grad, transform=transform,
-                 draw_uniform=draw_uniform, region=region, ellipsoid_count=ellipsoid_count, in_cube=in_cube,
-                 correlated_normal=correlated_normal)
+    counted_value = _bind(_counted_value, jit, value=value, transform=transform)
+    return _bind(_chain, jit, value_and_grad=value_and_grad, transform=transform, draw_uniform=draw_uniform,
+                 region=region, ellipsoid_count=ellipsoid_count, in_cube=in_cube,
+                 correlated_normal=correlated_normal, counted_value=counted_value)
 
 
 # --- the CPU kernel ---------------------------------------------------------------------------------------------
@@ -353,7 +348,7 @@ def _draw_uniform(states, j):
 # Templates of the CPU kernel, their compiled names, and the options of the two entry points.
 CPU_TEMPLATES = {"_mahalanobis2": "mahalanobis2", "_region": "region", "_ellipsoid_count": "ellipsoid_count",
                  "_correlated_normal": "correlated_normal", "_in_cube": "in_cube", "_draw_normal": "draw_normal",
-                 "_draw_uniform": "draw_uniform", "_evaluate": "evaluate"}
+                 "_draw_uniform": "draw_uniform", "_counted_value": "counted_value", "_evaluate": "evaluate"}
 CPU_ENTRY_POINTS = ("advance_range", "evaluate")
 
 
