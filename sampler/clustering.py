@@ -78,9 +78,17 @@ def _smallest(dist2, k, nbrs, kth2):
         kth2[r] = vals[k - 1]
 
 
+@numba.njit(cache=True, nogil=True)
+def _dot_to_distance(dot, sq_rows, sq_cols):
+    """``dot[r, c] <- (sq_rows[r] + sq_cols[c]) - 2 dot[r, c]`` in place: one pass, no n x n temporaries."""
+    for r in range(dot.shape[0]):
+        for c in range(dot.shape[1]):
+            dot[r, c] = (sq_rows[r] + sq_cols[c]) - 2.0 * dot[r, c]
+
+
 class _Distances:
-    """Squared Euclidean distances among the rows of ``white``, as (|a|^2 + |b|^2) - 2 a.b: two temporaries per
-    block, not four (each costs milliseconds at n = 2000)."""
+    """Squared Euclidean distances among the rows of ``white``, as (|a|^2 + |b|^2) - 2 a.b, written over the
+    product a.b (temporaries cost milliseconds each at n = 2000)."""
 
     def __init__(self, white):
         self.white = white
@@ -93,13 +101,11 @@ class _Distances:
         """Distances of ``rows`` to ``cols`` (None, None: all to all, as ``w @ w.T``, which numpy computes as a
         symmetric product)."""
         if rows is None:
-            twice_dot, sq_rows, sq_cols = self.white @ self.white.T, self.sq, self.sq
+            dot, sq_rows, sq_cols = self.white @ self.white.T, self.sq, self.sq
         else:
-            twice_dot, sq_rows, sq_cols = self.white[rows] @ self.white[cols].T, self.sq[rows], self.sq[cols]
-        twice_dot *= 2.0
-        dist2 = np.add.outer(sq_rows, sq_cols)
-        dist2 -= twice_dot
-        return dist2
+            dot, sq_rows, sq_cols = self.white[rows] @ self.white[cols].T, self.sq[rows], self.sq[cols]
+        _dot_to_distance(dot, sq_rows, sq_cols)
+        return dot
 
     def neighbours(self, k):
         """(n, k) indices of each point's ``k`` nearest other points, and the squared distance of the k-th."""
