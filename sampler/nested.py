@@ -26,8 +26,8 @@ from . import geometry as geo
 from . import ghosts as lost_modes
 from .connectivity import Segments, join_connected
 from .hmc import (CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_REFRESH, CTRL_SLICES, NCTRL, STAT_JUMP_ACCEPTED,
-                  STAT_JUMP_TRIED, STAT_NAN, STAT_NGRAD, STAT_NLIKE, STAT_OUTSIDE, STAT_REFLECT, STAT_REGION_EXIT, STAT_REVERSE,
-                  STAT_STEPS)
+                  STAT_JUMP_TRIED, STAT_NAN, STAT_NGRAD, STAT_NLIKE, STAT_OUTSIDE, STAT_REFLECT, STAT_REGION_EXIT,
+                  STAT_REVERSE, STAT_STEPS)
 
 
 class AllLiveTied(Exception):
@@ -175,7 +175,8 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         outside_fraction=float(outside_fraction), reflections=stats[:, STAT_REFLECT].copy(), reversals=reversals,
         acceptance=float(1.0 - reversals.sum() / max(steps, 1)), rho_coord=rho_coord, rho_logl=rho_logl,
         jumps_tried=int(stats[:, STAT_JUMP_TRIED].sum()), jumps_accepted=int(stats[:, STAT_JUMP_ACCEPTED].sum()),
-        nclusters=int(labels.max()) + 1, nlike=int(stats[:, STAT_NLIKE].sum()) + nlike_joins, ngrad=int(stats[:, STAT_NGRAD].sum()),
+        nclusters=int(labels.max()) + 1, nlike=int(stats[:, STAT_NLIKE].sum()) + nlike_joins,
+        ngrad=int(stats[:, STAT_NGRAD].sum()),
         nnan=int(stats[:, STAT_NAN].sum()))
 
     # New points continue the threads of the removed ones; extra new points (refilling) open new threads.

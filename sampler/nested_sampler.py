@@ -16,7 +16,7 @@ from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, rea
                          write_checkpoint)
 from . import geometry as geo
 from .blas_threads import one_blas_thread
-from .hmc import compiled_kernel
+from .hmc import CTRL_DENSE, CTRL_REFRESH, NCTRL, compiled_kernel
 from .hmc_runtime import AdaptiveThreads, ChainWorkspace
 from .hmc_settings import HMCSettings
 from .ghosts import Ghosts
@@ -152,7 +152,8 @@ class NestedSampler:
             u0 = np.full((self.k, self.ndim), 0.5)
             warm_geometry = geo.build(np.random.default_rng(0).random((4 * self.ndim + 4, self.ndim)),
                                       np.zeros(4 * self.ndim + 4, np.int64), self.dense)
-            ctrl = np.array([0, 1, 0, int(self.dense), 0], np.int64)
+            ctrl = np.zeros(NCTRL, np.int64)  # no steps, no jumps, no slice moves: compiles, runs nothing
+            ctrl[CTRL_REFRESH], ctrl[CTRL_DENSE] = 1, int(self.dense)
             advance = (u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), ctrl,
                        seed_chain_states(np.random.default_rng(0), self.k), kern.data, self.prior.codes,
                        self.prior.args, *warm_geometry[:5], *self._workspace.arrays())

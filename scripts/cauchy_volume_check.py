@@ -76,7 +76,8 @@ def main():
     parser.add_argument("--half-width", type=float, default=20.0)
     parser.add_argument("--nlive", type=int, default=500)
     parser.add_argument("--seeds", type=int, nargs=2, default=(0, 10), metavar=("FIRST", "END"))
-    parser.add_argument("--hmc", type=json.loads, default=None, help="HMC settings as JSON, e.g. '{\"axis_slices\": 0}'")
+    parser.add_argument("--hmc", type=json.loads, default=None,
+                        help="HMC settings as JSON, e.g. '{\"axis_slices\": 0}'")
     args = parser.parse_args()
     table = log_volume_table(args.dim, args.width, args.half_width)
     rows = []
