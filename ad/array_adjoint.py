@@ -122,17 +122,26 @@ class ArraysMixin:
         return f"{name}_entry{loop_id}"
 
     def entry_regions(self, info, end, out):
-        """Regions of a loop's once-per-loop array copies, after ``end``; the new end."""
+        """Regions of a loop's once-per-loop array copies (one per row: nested_rows.py), after ``end``; the new
+        end."""
         for name in info.entry_copies:
             off = self.entry_offset(name, info.loop_id)
             out.append(Assign(off, "copy", [end]))
+            size = self.arrays[name].size
+            if info.rows_of >= 0:
+                size = self._int_op("mul", self.row_count(info), size, out)
             nxt = self.fresh("scratch_end")
-            out.append(Assign(nxt, "add", [off, self.arrays[name].size]))
+            out.append(Assign(nxt, "add", [off, size]))
             end = nxt
         return end
 
-    def entry_copy(self, info, out, pos, restore):
-        """Copy each once-per-loop array into its region before the loop (``restore``: back, after its reverse)."""
+    def entry_copy(self, info, out, pos, restore, row=None):
+        """Copy each once-per-loop array into its region (``row``: that row of it) before the loop (``restore``:
+        back, before its reverse)."""
         for name in info.entry_copies:
             a, at = self.arrays[name], self.entry_offset(name, info.loop_id)
+            if row is not None:
+                base, at = self.fresh("copy_at"), self.fresh("copy_at")
+                out.append(Assign(base, "mul", [row, a.size], pos=pos))
+                out.append(Assign(at, "add", [self.entry_offset(name, info.loop_id), base], pos=pos))
             out.append(ScratchCopy(a.offset, at, a.size, pos) if restore else ScratchCopy(at, a.offset, a.size, pos))

@@ -4,6 +4,7 @@ import numpy as np
 from . import cache, parse
 from .emit import function_source
 from .errors import Pos
+from .nested_rows import DEFAULT_BUDGET
 from .pipeline import compile_kernel, module_source
 from .report import make_report
 
@@ -13,14 +14,18 @@ _CPU_FUNCS = ("value", "raw_value_and_grad", "raw_grad", "scratch_size", "value_
 _CUDA_FUNCS = ("value", "raw_value_and_grad", "raw_grad", "raw_value")  # no value where the kernel has local arrays
 
 
-def differentiate(fn, wrt="theta"):
-    """Differentiate the per-sample kernel ``fn`` with respect to the argument(s) named in ``wrt``."""
-    return Derivative(parse.from_function(fn), wrt)
+def differentiate(fn, wrt="theta", store_budget=DEFAULT_BUDGET):
+    """Differentiate the per-sample kernel ``fn`` with respect to the argument(s) named in ``wrt``.
+
+    ``store_budget``: scratch elements per sample that a storing loop nested in another may take to keep its
+    stored values for every iteration of the outer loop, instead of recomputing them (ad/nested_rows.py); it
+    changes speed and scratch size, never results."""
+    return Derivative(parse.from_function(fn), wrt, store_budget)
 
 
-def differentiate_source(text, name, wrt="theta", filename="<string>"):
+def differentiate_source(text, name, wrt="theta", filename="<string>", store_budget=DEFAULT_BUDGET):
     """Differentiate function ``name`` defined in the source ``text`` (helpers in the same text are found)."""
-    return Derivative(parse.from_text(text, name, filename), wrt)
+    return Derivative(parse.from_text(text, name, filename), wrt, store_budget)
 
 
 def _dtype_name(dtype):
@@ -49,9 +54,9 @@ class Kernels:
 class Derivative:
     """The generated primal and adjoint of one kernel; docs/internals.md, section "ad"."""
 
-    def __init__(self, src, wrt="theta"):
+    def __init__(self, src, wrt="theta", store_budget=DEFAULT_BUDGET):
         self._src = src
-        self._c = compile_kernel(src, wrt)
+        self._c = compile_kernel(src, wrt, store_budget)
         c = self._c
         self.name = c.name
         self.arg_names = c.arg_names
@@ -79,7 +84,9 @@ class Derivative:
     def report(self, *args, dtype="float64"):
         dtype = _dtype_name(dtype)
         n = self.scratch_size(*args) if args else (0 if not self.needs_scratch else None)
-        return make_report(self._c, n, np.dtype(dtype).itemsize, dtype)
+        need = {i.loop_id: int(getattr(self._py, f"rows_need{i.loop_id}")(*args)) for i in self._c.rows_loops} \
+            if args else None
+        return make_report(self._c, n, np.dtype(dtype).itemsize, dtype, need)
 
     def jit(self, fastmath=DEFAULT_FASTMATH, dtype="float64"):
         """numba-compiled ``value``, ``raw_value``, ``value_and_grad``, ``grad``, ``raw_value_and_grad``,

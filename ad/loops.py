@@ -39,6 +39,12 @@ class LoopInfo:
     exits_early: bool = False  # has a ``break`` (breaks.py)
     snapshots: List[str] = field(default_factory=list)  # local arrays copied per iteration (array_adjoint.py)
     entry_copies: List[str] = field(default_factory=list)  # written arrays copied once per loop (array_entry.py)
+    # rows (nested_rows.py): the id of the loop around this one whose every iteration gets its own row of this
+    # loop's stored values, or -1; the arrays copied after this loop for that loop's replay; IR names computed
+    # with the regions (fits: 1 when the rows stay within the budget, else 0)
+    rows_of: int = -1
+    exit_copies: List[str] = field(default_factory=list)
+    rows_names: dict = field(default_factory=dict)
 
     @property
     def slots_per_iteration(self):

@@ -14,6 +14,7 @@ from .hoist import hoist
 from .ir import Assign, Return, is_var, rename, walk
 from .lower import lower_function
 from .optimise import NameSource, allows, optimise
+from .nested_rows import DEFAULT_BUDGET
 from .reverse import Reverse
 
 
@@ -38,6 +39,11 @@ class Compiled:
     sources: list
 
     arrays: list = ()
+    store_budget: int = 0  # nested_rows.py
+
+    @property
+    def rows_loops(self):
+        return [i for i in self.loops if i.rows_of >= 0]
 
     @property
     def needs_scratch(self):
@@ -48,7 +54,7 @@ def _as_tuple(wrt):
     return (wrt,) if isinstance(wrt, str) else tuple(wrt)
 
 
-def compile_kernel(src, wrt="theta"):
+def compile_kernel(src, wrt="theta", store_budget=DEFAULT_BUDGET):
     wrt = _as_tuple(wrt)
     where_line = src.node.lineno
     for w in wrt:
@@ -88,7 +94,7 @@ def compile_kernel(src, wrt="theta"):
     tinfo = types.infer(layout + body, src.arg_names, tinfo.arrays, src.filename)
     act = activity_pass.analyse(body, ret, wrt, tinfo)
 
-    rev = Reverse(body, ret, act, tinfo, ctx, wrt, src.filename, int_ranges, layout, arrays_end)
+    rev = Reverse(body, ret, act, tinfo, ctx, wrt, src.filename, int_ranges, layout, arrays_end, store_budget)
     ret_pos = ctx.returns[-1] if ctx.returns else NO_POS
     vg = rev.program(with_value=True)
     vg = dce.eliminate(vg + [Return(rev.value_name or ret, pos=ret_pos)], set())
@@ -102,7 +108,7 @@ def compile_kernel(src, wrt="theta"):
     return Compiled(src.name, src.filename, where_line, src.arg_names, wrt,
                     tuple(rev.grad_names[w] for w in wrt), rev.scratch, value_ir, vg, gr, size_ir, size_ret,
                     gtypes, act, [rev.info[k] for k in sorted(rev.info)], list(ctx.helpers), list(ctx.sources),
-                    list(ctx.local_arrays))
+                    list(ctx.local_arrays), store_budget)
 
 
 def _optimised(c, fastmath):
@@ -183,6 +189,11 @@ def module_source(c, dtype="float64", target="python", fastmath=True):
         else:
             parts.append(fs("value_and_grad", args + grads, c.vg_ir, "value and gradient"))
             parts.append(fs("grad", args + grads, c.grad_ir, "gradient only (value not needed)"))
+    if target == "python":  # for report(): what each nested loop's rows need (nested_rows.py)
+        for info in c.rows_loops:
+            parts.append(fs(f"rows_need{info.loop_id}", args,
+                            c.size_ir + [Return(info.rows_names["rows_need"], as_int=True)],
+                            "scratch elements the rows of one nested loop need"))
     return "\n\n".join(parts)
 
 

@@ -14,7 +14,8 @@ def user_name(ir_name):
     return re.sub(r"__\d+$", "", ir_name.replace("__f", ""))
 
 
-def make_report(c, scratch_elements=None, itemsize=8, dtype="float64"):
+def make_report(c, scratch_elements=None, itemsize=8, dtype="float64", rows_need=None):
+    """``rows_need``: loop id -> the elements its rows need for the example arguments (nested_rows.py)."""
     lines = [f"kernel {c.name} ({c.filename}:{c.line})"]
     data = [a for a in c.arg_names if a not in c.wrt]
     lines.append(f"active arguments: {', '.join(c.wrt)}")
@@ -38,8 +39,11 @@ def make_report(c, scratch_elements=None, itemsize=8, dtype="float64"):
         terms.append(f"{'2*' if active else ''}{size_of(a)}")
     for call in (x for x in walk(c.value_ir) if isinstance(x, ExtCall)):
         lines.append(_call_line(call, arrays, size_of, terms))
+    by_id = {i.loop_id: i for i in c.loops}
     for info in c.loops:
         indent = "  " * (info.depth + 1)
+        rows = _rows_lines(info, by_id, arrays, size_of, (c.store_budget, itemsize), rows_need, indent)
+        times = f" x rows{info.line}" if rows else ""
         where = f"loop at line {info.line}"
         if info.exits_early:
             where += (" (may break: the iterations that ran are counted, the reverse sweep runs only those; "
@@ -49,28 +53,35 @@ def make_report(c, scratch_elements=None, itemsize=8, dtype="float64"):
             m = info.slots_per_iteration
             if m:
                 lines.append(f"{indent}{where}: {CARRIED}; the values carried into each iteration ({names}) are "
-                             f"stored in scratch ({m} per iteration x {info.trip_formula} iterations) and read "
-                             f"back in the reverse sweep")
-                terms.append(f"{m}*{info.trip_formula}" if m != 1 else info.trip_formula)
+                             f"stored in scratch ({m} per iteration x {info.trip_formula} iterations{times}) and "
+                             f"read back in the reverse sweep")
+                terms.append((f"{m}*{info.trip_formula}" if m != 1 else info.trip_formula) + times.replace(" x ", "*"))
             else:
                 lines.append(f"{indent}{where}: {CARRIED} (local arrays only); its scalars are recomputed")
+            lines.extend(rows)
             for name in info.snapshots:
                 a = arrays[name]
                 lines.append(f"{indent}  local array {a.user_name}: stored in scratch, a copy per iteration "
-                             f"({size_of(a)} per iteration x {info.trip_formula} iterations), read back before the "
-                             "iteration is replayed; overwritten elements are restored from values recomputed "
-                             "in the replay")
-                terms.append(f"{size_of(a)}*{info.trip_formula}")
+                             f"({size_of(a)} per iteration x {info.trip_formula} iterations{times}), read back "
+                             "before the iteration is replayed; overwritten elements are restored from values "
+                             "recomputed in the replay")
+                terms.append(f"{size_of(a)}*{info.trip_formula}" + times.replace(" x ", "*"))
         else:
             how = "fused with the forward pass" if info.fused else "replayed in reverse order"
             lines.append(f"{indent}{where}: {info.klass}; nothing stored per iteration: each iteration's "
                          f"intermediates are recomputed from the inputs ({how})")
         for name in info.entry_copies:
             a = arrays[name]
-            lines.append(f"{indent}  local array {a.user_name}: one copy per run of the loop ({size_of(a)}), put "
-                         "back before its reverse sweep; no copy per iteration (no iteration reads an element "
+            lines.append(f"{indent}  local array {a.user_name}: one copy per run of the loop ({size_of(a)}{times}), "
+                         "put back before its reverse sweep; no copy per iteration (no iteration reads an element "
                          "another one wrote)")
-            terms.append(size_of(a))
+            terms.append(size_of(a) + times.replace(" x ", "*"))
+        for name in info.exit_copies:
+            a = arrays[name]
+            lines.append(f"{indent}  local array {a.user_name}: a copy after the loop ({size_of(a)}{times}), put "
+                         f"back by the replay of the loop at line {by_id[info.rows_of].line} in place of running "
+                         "this loop again")
+            terms.append(size_of(a) + times.replace(" x ", "*"))
     if scratch_elements is not None:
         lines.append(f"scratch: {int(scratch_elements) * itemsize} bytes per sample ({dtype})")
     elif terms:
@@ -79,6 +90,30 @@ def make_report(c, scratch_elements=None, itemsize=8, dtype="float64"):
     else:
         lines.append("scratch: 0 bytes per sample")
     return "\n".join(lines) + "\n"
+
+
+def _rows_lines(info, by_id, arrays, size_of, budget_itemsize, rows_need, indent):
+    """What the report says about a loop's rows (nested_rows.py): the condition, and how it went."""
+    if info.rows_of < 0:
+        return []
+    budget, itemsize = budget_itemsize
+    outer = by_id[info.rows_of]
+    per = [str(info.slots_per_iteration)] if info.slots_per_iteration else []
+    per += [size_of(arrays[n]) for n in info.snapshots]
+    once = [size_of(arrays[n]) for n in info.entry_copies + info.exit_copies]
+    need = f"{outer.trip_formula} x ({info.trip_formula} x ({' + '.join(per) or '0'})"
+    need += "".join(f" + {x}" for x in once) + ")"
+    text = (f"{indent}  rows{info.line} = {outer.trip_formula} when {need} <= {budget} elements (the budget), "
+            f"else 1: with rows, the forward run of the loop at line {outer.line} stores this loop's values for "
+            f"every one of its iterations, and that loop's replay skips this loop (each iteration of this loop "
+            "runs twice forwards, not three times); else each replay runs this loop again to refill the one row")
+    lines = [text]
+    if rows_need is not None and info.loop_id in rows_need:
+        n = rows_need[info.loop_id]
+        how = (f"<= {budget}: rows{info.line} = {outer.trip_formula}" if n <= budget else
+               f"> {budget}: rows{info.line} = 1, this loop is replayed")
+        lines.append(f"{indent}  for these arguments: {n} elements ({n * itemsize} bytes) {how}")
+    return lines
 
 
 def _size(a, producers, arg_names):

@@ -17,15 +17,16 @@ from .array_entry import reads_entry_value
 from .errors import NO_POS, UnsupportedError, error_at
 from .external_adjoint import ExternalMixin
 from .ir import GUARD, AStore, Assign, Const, ExtCall, For, GradAdd, If, RuleCall, ZeroGrad, is_var, rename_all, walk
+from .nested_rows import DEFAULT_BUDGET, RowsMixin
 from .partials import lower_adjoint, lower_partials
 
 ZERO = Const(0.0)
 ONE = Const(1.0)
 
 
-class Reverse(ArraysMixin, ExternalMixin):
+class Reverse(ArraysMixin, ExternalMixin, RowsMixin):
     def __init__(self, body, ret, activity, typeinfo, ctx, wrt, filename, int_ranges=None, layout=(),
-                 arrays_end=Const(0)):
+                 arrays_end=Const(0), store_budget=DEFAULT_BUDGET):
         self.body = body
         self.layout = list(layout)    # statements placing the local arrays in scratch (local_arrays.layout)
         self.arrays_end = arrays_end  # the end of their regions
@@ -54,6 +55,7 @@ class Reverse(ArraysMixin, ExternalMixin):
         self.counts = loops.assignment_counts(body)
         self.init_arrays(getattr(ctx, "local_arrays", []))
         self.init_externals()
+        self.init_rows(store_budget)
         self._number_loops(body, 0)
         self._classify(body)
 
@@ -108,6 +110,8 @@ class Reverse(ArraysMixin, ExternalMixin):
                     info.trip_formula = formula
                     info.trip_bound = bound
                     info.offset = self.fresh(f"scratch_offset{s.loop_id}")
+                    if self.plan_rows(s):  # its replay no longer runs those loops: what it needs may change
+                        self.stored_with_rows(s, info)
 
     def storing_loops(self):
         return [i for i in self.info.values() if i.klass == loops.CARRIED]
@@ -117,6 +121,9 @@ class Reverse(ArraysMixin, ExternalMixin):
         """The primal statements, with scratch stores added to the storing loops directly inside ``stmts``."""
         out = []
         for s in stmts:
+            if isinstance(s, For) and self.info[s.loop_id].rows_of >= 0:
+                self.replay_rows(s, out)  # only ever directly in its outer loop's replay (nested_rows.py)
+                continue
             if isinstance(s, For):
                 self.entry_copy(self.info[s.loop_id], out, s.pos, restore=False)
             if isinstance(s, If):
@@ -126,10 +133,8 @@ class Reverse(ArraysMixin, ExternalMixin):
                 head, counter = [], s.counter
                 if info.klass == loops.CARRIED:
                     counter = self.fresh(f"k{s.loop_id}")
-                    slots = self._slots(info, counter, head, s.pos)
-                    for var, slot in zip(info.stored, slots):
-                        loops.store_value(var, slot, self.types.of(var), self.fresh, head, s.pos)
-                    self.snapshot(info, counter, head, s.pos, restore=False)
+                    self.enter_rows(s, counter, head)
+                    self.store_iteration(info, counter, head, s.pos)
                 if s.exit_flag:  # count the iterations that run: the reverse sweep runs as many
                     trips = self.trips_name(s)
                     out.append(Assign(trips, "copy", [Const(0)], pos=s.pos))
@@ -137,12 +142,19 @@ class Reverse(ArraysMixin, ExternalMixin):
                     head += [Assign(clear, "not", [s.exit_flag], pos=s.pos),
                              Assign(one, "toint", [clear], pos=s.pos),
                              Assign(trips, "add", [trips, one], pos=s.pos)]
-                out.append(replace(s, body=head + list(s.body), counter=counter))
+                out.append(replace(s, body=head + self.first_run_body(s), counter=counter))
             else:
                 if isinstance(s, ExtCall) and s.saved:
                     self.save_before(s, out)
                 out.append(s)
         return out
+
+    def store_iteration(self, info, index, head, pos):
+        """Store the values of the iteration in row ``index`` of ``info``'s loop's regions."""
+        slots = self._slots(info, index, head, pos)
+        for var, slot in zip(info.stored, slots):
+            loops.store_value(var, slot, self.types.of(var), self.fresh, head, pos)
+        self.snapshot(info, index, head, pos, restore=False)
 
     def trips_name(self, loop):
         return f"trips{loop.loop_id}__{self.scratch}"
@@ -201,10 +213,12 @@ class Reverse(ArraysMixin, ExternalMixin):
         counter = self.fresh(f"k{s.loop_id}")
         head = []
         if info.klass == loops.CARRIED:
-            slots = self._slots(info, counter, head, s.pos)
+            self.enter_rows(s, counter, head)
+            index = self.row_index(info, counter, head, s.pos)
+            slots = self._slots(info, index, head, s.pos)
             for var, slot in zip(info.stored, slots):
                 loops.load_value(var, slot, self.types.of(var), self.fresh, head, s.pos)
-            self.snapshot(info, counter, head, s.pos, restore=True)
+            self.snapshot(info, index, head, s.pos, restore=True)
         stop = s.stop
         if s.exit_flag:
             # a loop that may break: the reverse runs the iterations that ran (counted by ``forward``), each of
@@ -214,7 +228,7 @@ class Reverse(ArraysMixin, ExternalMixin):
             out.append(Assign(span, "mul", [self.trips_name(s), s.step], pos=s.pos))
             out.append(Assign(stop, "add", [s.start, span], pos=s.pos))
         body = head + self.replay(s) + self.reverse_block(s.body)
-        self.entry_copy(info, out, s.pos, restore=True)
+        self.entry_copy(info, out, s.pos, restore=True, row=self.outer_row(info))
         out.append(For(s.var, s.start, stop, s.step, body, s.pos, counter=counter, reverse=True,
                        loop_id=s.loop_id))
 
@@ -356,17 +370,23 @@ class Reverse(ArraysMixin, ExternalMixin):
         for info in self.storing_loops():
             out.extend(info.prelude)
         end = self.saved_regions(self.array_regions(self.arrays_end, out), out)
+        # the once-per-run copies first: when the arrays' shapes are constants, so are their offsets, and the
+        # compiler can tell them apart from the arrays they copy (the regions sized by trip counts come after)
+        for info in self.info.values():
+            if info.rows_of < 0:
+                end = self.entry_regions(info, end, out)
         for info in self.storing_loops():
             loop = self.loop_by_id(info.loop_id)
             out.append(Assign(info.offset, "copy", [end], pos=loop.pos))
             size = self.fresh("scratch_size")
-            trip = self.trip_count(loop, out)
+            trip = self.row_trips(info, self.trip_count(loop, out), out, loop.pos)  # x rows (nested_rows.py)
             out.append(Assign(size, "mul", [trip, Const(info.slots_per_iteration)], pos=loop.pos))
             nxt = self.fresh("scratch_end")
             out.append(Assign(nxt, "add", [info.offset, size], pos=loop.pos))
             end = self.snapshot_regions(info, trip, nxt, out, loop.pos)
         for info in self.info.values():
-            end = self.entry_regions(info, end, out)
+            if info.rows_of >= 0:
+                end = self.exit_regions(info, self.entry_regions(info, end, out), out)
         return end
 
     def scratch_size_program(self):
