@@ -7,7 +7,7 @@ family whose quantile no branch computes adds one branch here.
 
 :func:`transform_one` reads a prior encoded as integer codes and a float argument table (``Prior.codes``,
 ``Prior.args``) so that the fused HMC kernel can map unit-cube points to physical parameters without calling
-Python. The classes in :mod:`sampler.priors` use the same code path (through :func:`transform_batch`), so there
+Python. The classes in :mod:`sampler.priors` use the same code path (through :func:`transform_many`), so there
 is exactly one implementation of every inverse CDF.
 
 Argument-table layout per parameter (row of ``args``): ``args[i, 0:4]`` are the family's parameters;
@@ -144,9 +144,27 @@ def transform_one(codes, args, u, theta_out, jac_out):
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def transform_batch(codes, args, us, thetas_out, jacs_out):
-    """:func:`transform_one` over the rows of ``us`` (B, d)."""
+    """:func:`transform_one` over the rows of ``us`` (B, d), rows spread over threads."""
     for b in prange(us.shape[0]):
         transform_one(codes, args, us[b], thetas_out[b], jacs_out[b])
+
+
+@njit(cache=True, error_model="numpy")
+def transform_rows(codes, args, us, thetas_out, jacs_out):
+    """:func:`transform_one` over the rows of ``us`` (B, d) on the calling thread (the same numbers)."""
+    for b in range(us.shape[0]):
+        transform_one(codes, args, us[b], thetas_out[b], jacs_out[b])
+
+
+# Below this many rows the transform runs on the calling thread. Waking the thread pool for a few rows cost 0.8 ms
+# for 24 rows and 8 ms for one (OpenMP layer, 2 cores, the other busy) against microseconds of work: the
+# sampler's contour tests transform a few dozen points at a time, and spent more time there than in the chains.
+PARALLEL_ROWS = 4096
+
+
+def transform_many(codes, args, us, thetas_out, jacs_out):
+    """:func:`transform_one` over the rows of ``us`` (B, d), on threads only where there are enough rows."""
+    (transform_batch if us.shape[0] >= PARALLEL_ROWS else transform_rows)(codes, args, us, thetas_out, jacs_out)
 
 
 def quantile_table(ppf) -> np.ndarray:

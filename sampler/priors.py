@@ -438,7 +438,7 @@ class Prior:
             raise ValueError(f"Prior.transform: expected shape ({self.ndim},) or (B, {self.ndim}), got {u.shape}")
         theta = np.empty_like(batch)
         jac = np.empty_like(batch)
-        pf.transform_batch(self.codes, self.args, batch, theta, jac)
+        pf.transform_many(self.codes, self.args, batch, theta, jac)
         return (theta[0], jac[0]) if single else (theta, jac)
 
     def transform(self, u):

@@ -65,6 +65,21 @@ def test_batch_and_single_agree_and_shapes():
     assert prior.codes.shape == (3,) and prior.args.shape[0] == 3
 
 
+
+def test_threaded_and_serial_batches_give_the_same_bits():
+    """Small batches run on the calling thread, large ones over threads: the numbers must not depend on which."""
+    from nestgrad.sampler import prior_families as pf
+
+    prior = Prior({f"x{i}": dist for i, (dist, _) in enumerate(CASES)})
+    u = np.random.default_rng(1).random((pf.PARALLEL_ROWS + 3, prior.ndim))
+    out = [np.empty_like(u) for _ in range(4)]
+    pf.transform_batch(prior.codes, prior.args, u, out[0], out[1])
+    pf.transform_rows(prior.codes, prior.args, u, out[2], out[3])
+    np.testing.assert_array_equal(out[0], out[2])
+    np.testing.assert_array_equal(out[1], out[3])
+    np.testing.assert_array_equal(prior.transform(u[:5]), out[0][:5])  # below PARALLEL_ROWS: the serial path
+    np.testing.assert_array_equal(prior.transform(u), out[0])
+
 def test_beta_table_has_exact_endpoints():
     d = priors.Beta(0.7, 3.0, low=2.0, high=5.0)
     np.testing.assert_array_equal(d.transform([0.0, 1.0]), [2.0, 5.0])
