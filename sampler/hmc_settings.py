@@ -50,7 +50,12 @@ class HMCSettings(NamedTuple):
     metric: ``dense`` (live-point covariance per cluster), ``diagonal`` (its variances) or ``auto`` (dense up to
         ``dense_max_dim`` dimensions: a dense metric costs O(d^2) per reflection and direction).
     clustering: find modes among the live points (kNN components) and give each its own metric and ellipsoid.
-    recluster_every: iterations between clusterings (labels of new points follow their regions in between).
+    recluster_every: iterations between clusterings while the live points form one cluster (labels of new points
+        follow their regions in between).
+    recluster_every_modes: iterations between clusterings while they form several. A small mode can stay joined
+        to a big one by a neck until late and then lose its last survivors within a few iterations; only a
+        clustering in that window gives it a cluster of its own, whose ellipsoid then stays as a ghost through
+        which jumps can bring the mode back (``sampler.ghosts``).
     jumps: independence jump proposals (uniform in the union of the clusters' ellipsoids) at each direction
         refresh, or ``None`` (default) to adapt them: where jumps are often accepted (low dimensions, separated
         modes) each chain makes enough of them to expect ``jumps_wanted`` accepted ones, up to ``max_jumps`` per
@@ -76,6 +81,7 @@ class HMCSettings(NamedTuple):
     dense_max_dim: int = 50
     clustering: bool = True
     recluster_every: int = 10
+    recluster_every_modes: int = 4
     jumps: int | None = None
     jumps_wanted: float = 6.0
     max_jumps: int = 20
@@ -166,6 +172,7 @@ class HMCSettings(NamedTuple):
         number("adapt_rate", 0.0, 100.0)
         number("dense_max_dim", 0, 10**4, integer=True)
         number("recluster_every", 1, 10**6, integer=True)
+        number("recluster_every_modes", 1, 10**6, integer=True)
         if self.jumps is not None:
             number("jumps", 0, 1000, integer=True)
         number("jumps_wanted", 0.0, 1000.0)

@@ -14,7 +14,8 @@ counts ``n, n-1, ..., n-q+1`` is the plateau treatment of Fowlie, Handley & Su (
 tie, no contour above them exists: :class:`AllLiveTied` ends the run, and the final live points carry the rest.
 
 Geometry (``sampler.geometry``): the survivors' clusters, metric and ellipsoids, recomputed every iteration from
-the survivors; clusters are re-detected every ``recluster_every`` iterations and otherwise follow the regions.
+the survivors; clusters are re-detected every ``recluster_every`` iterations (``recluster_every_modes`` while
+there are several) and otherwise follow the regions.
 """
 
 from typing import NamedTuple
@@ -121,9 +122,19 @@ class Proposal(NamedTuple):
     logl_at: object  # logl_at(u) -> log-likelihoods of unit-cube points (m, d): the connectivity test's
 
 
+def reclusters(state, settings) -> bool:
+    """Whether this iteration re-detects the clusters: every ``recluster_every`` iterations while the live points
+    are one cluster, every ``recluster_every_modes`` while they are several (decided from the state alone, so
+    resumed and multi-rank runs agree)."""
+    if not settings.clustering:
+        return False
+    several = state.labels.size > 0 and bool(np.any(state.labels != state.labels[0]))
+    return state.iteration % (settings.recluster_every_modes if several else settings.recluster_every) == 0
+
+
 def _survivor_labels(state, survivors, settings, logl_star, logl_at):
     """``(labels, likelihood evaluations spent)`` of the survivors."""
-    if settings.clustering and state.iteration % settings.recluster_every == 0:
+    if reclusters(state, settings):
         u = state.u[survivors]
         segments = Segments(logl_at, logl_star, u)
         labels = join_connected(u, geo.relabel(u, segments=segments), segments)

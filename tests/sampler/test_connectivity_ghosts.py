@@ -100,3 +100,20 @@ def test_narrow_light_mode_kept_on_the_seeds_that_lost_it():
     res = NestedSampler(problem, problem.prior, nlive=500, seed=2).run(progress=False)
     weights = problem.mode_weights(res.dead.theta, res.weights)
     assert np.all(np.abs(weights - problem.weights) < 0.05), weights
+
+
+def test_clustering_runs_more_often_while_there_are_several_clusters():
+    """Every ``recluster_every`` iterations with one cluster, every ``recluster_every_modes`` with several, off
+    without clustering; from the state alone (resumed and multi-rank runs take the same decisions)."""
+    from types import SimpleNamespace
+
+    from nestgrad.sampler.hmc_settings import HMCSettings
+    from nestgrad.sampler.nested import reclusters
+
+    settings = HMCSettings(recluster_every=10, recluster_every_modes=4)
+    one = [i for i in range(41) if reclusters(SimpleNamespace(iteration=i, labels=np.zeros(50, int)), settings)]
+    several = [i for i in range(41)
+               if reclusters(SimpleNamespace(iteration=i, labels=np.arange(50) % 3), settings)]
+    assert one == [0, 10, 20, 30, 40] and several == list(range(0, 41, 4))
+    off = HMCSettings(clustering=False)
+    assert not any(reclusters(SimpleNamespace(iteration=i, labels=np.arange(50) % 3), off) for i in range(41))
