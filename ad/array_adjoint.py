@@ -111,11 +111,17 @@ class ArraysMixin:
 
     def snapshot(self, info, counter, out, pos, restore):
         """Copy each written array into (``restore``: back from) this iteration's slots."""
-        for name in info.snapshots:
+        self.copy_slots(info.snapshots, counter, lambda name: self.snapshot_offset(name, info.loop_id), out, pos,
+                        restore)
+
+    def copy_slots(self, names, index, region_of, out, pos, restore):
+        """Copy each array of ``names`` into (``restore``: back from) slot ``index`` of its region, which starts at
+        the scratch offset ``region_of(name)`` and holds one copy of the array per slot."""
+        for name in names:
             a = self.arrays[name]
             base, at = self.fresh("copy_at"), self.fresh("copy_at")
-            out.append(Assign(base, "mul", [counter, a.size], pos=pos))
-            out.append(Assign(at, "add", [self.snapshot_offset(name, info.loop_id), base], pos=pos))
+            out.append(Assign(base, "mul", [index, a.size], pos=pos))
+            out.append(Assign(at, "add", [region_of(name), base], pos=pos))
             out.append(ScratchCopy(a.offset, at, a.size, pos) if restore else ScratchCopy(at, a.offset, a.size, pos))
 
     def entry_offset(self, name, loop_id):

@@ -32,7 +32,7 @@ from dataclasses import replace
 from . import dce, loops
 from .errors import NO_POS
 from .array_adjoint import written_arrays
-from .ir import AStore, Assign, Const, ExtCall, For, If, ScratchCopy, View, assigned, walk
+from .ir import AStore, Assign, Const, ExtCall, For, If, View, assigned, walk
 
 DEFAULT_BUDGET = 4096  # elements per sample (32 KiB in float64) for the rows of one nested loop
 
@@ -184,13 +184,8 @@ class RowsMixin:
 
     def exit_copy(self, info, out, pos, restore):
         """Copy each exit-copied array into (``restore``: back from) the current row of its region."""
-        orow = self.outer_row(info)
-        for name in info.exit_copies:
-            a = self.arrays[name]
-            base, at = self.fresh("copy_at"), self.fresh("copy_at")
-            out.append(Assign(base, "mul", [orow, a.size], pos=pos))
-            out.append(Assign(at, "add", [self.exit_offset(name, info.loop_id), base], pos=pos))
-            out.append(ScratchCopy(a.offset, at, a.size, pos) if restore else ScratchCopy(at, a.offset, a.size, pos))
+        self.copy_slots(info.exit_copies, self.outer_row(info), lambda name: self.exit_offset(name, info.loop_id),
+                        out, pos, restore)
 
 
 def _touches(stmts, name):
