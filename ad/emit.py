@@ -17,7 +17,7 @@ import re
 from . import external
 from .errors import NO_POS
 from .ir import (GUARD, AStore, Assign, ExtCall, For, GradAdd, If, Return, RuleCall, ScratchCopy, ScratchZero, Store,
-                 View, ZeroGrad, is_var)
+                 View, ZeroGrad, is_var, walk)
 
 _SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%"}
 
@@ -40,8 +40,9 @@ def source_line(generated_source, generated_lineno):
 
 
 class Emitter:
-    def __init__(self, types, dtype, scratch="scratch", origin=NO_POS):
+    def __init__(self, types, dtype, scratch="scratch", origin=NO_POS, finite=frozenset()):
         self.types = types
+        self.finite = finite
         self.f32 = dtype == "float32"
         self.scratch = scratch
         self.origin = origin  # where statements without a position of their own come from (the kernel's def)
@@ -209,7 +210,7 @@ class Emitter:
             if op == "div" and not dst_float:
                 w = None
             x, y = self.opnd(a[0], w), self.opnd(a[1], w)
-            if s.fn == GUARD and dst_float and not _plain_product_safe(a):
+            if s.fn == GUARD and dst_float and not _plain_product_safe(a, self.finite):
                 # adjoint product: 0 when the adjoint is 0, branch-free (selects.py)
                 return f"_nz_{op}({x}, {y})"
             if s.fn == GUARD and not is_var(a[0]) and a[0].value == 0:
@@ -261,17 +262,24 @@ class Emitter:
         raise AssertionError(op)
 
 
-def _plain_product_safe(args):
-    """A guarded product needs no guard when its adjoint is a constant or its partial a finite constant."""
+def _plain_product_safe(args, finite=frozenset()):
+    """A guarded product needs no guard when its adjoint is a constant or its partial a finite constant or a
+    variable in ``finite`` (the parameters and their elements: ``ir.GUARD``)."""
     a, b = args
     if not is_var(a):
         return True
-    return not is_var(b) and not isinstance(b.value, bool) and math.isfinite(b.value) and b.value != 0
+    if is_var(b):
+        return b in finite
+    return not isinstance(b.value, bool) and math.isfinite(b.value) and b.value != 0
 
 
-def function_source(name, params, stmts, types, dtype, scratch="scratch", doc=None, origin=NO_POS):
-    """One generated function; ``origin``: the kernel's ``def`` position, named for statements without one."""
-    em = Emitter(types, dtype, scratch, origin)
+def function_source(name, params, stmts, types, dtype, scratch="scratch", doc=None, origin=NO_POS, wrt=()):
+    """One generated function; ``origin``: the kernel's ``def`` position, named for statements without one;
+    ``wrt``: the parameter arguments (products whose partial is one of them, or an element of one, are not
+    guarded)."""
+    finite = frozenset(wrt) | {s.dst for s in walk(stmts)
+                               if isinstance(s, Assign) and s.op == "index" and s.args[0] in wrt}
+    em = Emitter(types, dtype, scratch, origin, finite)
     em.w(0, f"def {name}({', '.join(params)}):")
     if doc:
         em.w(1, f'"""{doc}"""')

@@ -13,7 +13,10 @@ from .errors import NO_POS, Pos
 # ``fn`` of an adjoint product ``g * partial`` (or ``g / x``): zero when the adjoint ``g`` (the left operand) is
 # exactly zero, so a value that overflowed to inf (or a NaN partial) after it stopped mattering adds 0, not
 # 0 * inf = NaN, as it would in a tape with symbolic zeros (JAX).  Emitted as ``_nz_mul``/``_nz_div`` (selects.py):
-# one compare and one select, no branch in the generated code, CUDA-compatible.
+# one compare and one select, no branch in the generated code, CUDA-compatible.  Not guarded (emit.py): products
+# whose partial is a finite constant or a parameter (a ``wrt`` argument or an element read from one), which is
+# finite wherever a gradient is asked for; the select kept the compiler from hoisting and fusing those products,
+# which sit in the innermost loops (RK4 Lotka-Volterra: value+grad / primal 4.1x -> 3.1-3.4x).
 GUARD = "nz"
 
 

@@ -159,7 +159,8 @@ def module_source(c, dtype="float64", target="python", fastmath=True):
              "import math\n\nimport numpy as np\n\nfrom nestgrad.ad import selects\n\n"
              f"_nz_mul, _nz_div = selects.for_target({target!r})\n" + _external_header(c, target)]
     origin = Pos(c.line, 0, c.filename)
-    fs = lambda name, params, ir, doc: function_source(name, params, ir, c.types, dtype, c.scratch, doc, origin)
+    fs = lambda name, params, ir, doc: function_source(name, params, ir, c.types, dtype, c.scratch, doc, origin,
+                                                       c.wrt)
     # Every kernel has raw_value(..., scratch), the primal the batch drivers and samplers call with the sample's
     # scratch row, so that no call allocates; local arrays live in that row. value() without scratch is for
     # callers holding none: it allocates when the kernel has local arrays, and is absent on CUDA then.
