@@ -2,6 +2,7 @@
 (sampler.ghosts): geometric cases with known answers, then the sampler on the mixture whose narrow mode was lost."""
 
 import numpy as np
+import pytest
 
 from hard_problems import unequal_mixture
 from nestgrad.sampler import NestedSampler
@@ -117,3 +118,32 @@ def test_clustering_runs_more_often_while_there_are_several_clusters():
     assert one == [0, 10, 20, 30, 40] and several == list(range(0, 41, 4))
     off = HMCSettings(clustering=False)
     assert not any(reclusters(SimpleNamespace(iteration=i, labels=np.arange(50) % 3), off) for i in range(41))
+
+
+def _balls_logl(centres, width):
+    def logl_at(x):
+        return np.max([-((x - c) ** 2).sum(axis=1) / (2 * width ** 2) for c in centres], axis=0)
+    return logl_at
+
+
+@pytest.mark.parametrize("d", [3, 20])
+def test_many_live_points_are_clustered_through_a_subset_and_labelled_by_region(d):
+    """Above MAX_CLUSTERED points a subset is clustered and everyone takes the nearest cluster's label: three
+    separated balls of uneven sizes (the smallest 4% of the points) still come out as three clusters, each point
+    with its own ball's label; at or below MAX_CLUSTERED the subset path is not taken (same labels as before)."""
+    from nestgrad.sampler.nested import MAX_CLUSTERED, cluster_labels
+
+    rng = np.random.default_rng(d)
+    centres = [np.full(d, 0.25), np.full(d, 0.75), np.r_[np.full(d - 1, 0.25), 0.75]]
+    sizes = [6000, 3600, 400]
+    u = np.vstack([c + 0.02 * rng.standard_normal((m, d)) for c, m in zip(centres, sizes)])
+    truth = np.repeat(np.arange(3), sizes)
+    labels = cluster_labels(u, Segments(_balls_logl(centres, 0.02), -3.0 * d, u))
+    assert labels.max() == 2
+    for ball in range(3):  # one label per ball, a different one for each
+        assert np.unique(labels[truth == ball]).size == 1
+    assert np.unique(labels[[0, 6000, 9600]]).size == 3
+    few = u[rng.choice(u.shape[0], MAX_CLUSTERED, replace=False)]
+    segments = Segments(_balls_logl(centres, 0.02), -3.0 * d, few)
+    np.testing.assert_array_equal(cluster_labels(few, segments),
+                                  join_connected(few, geo.relabel(few, segments=segments), segments))
