@@ -6,6 +6,8 @@ the two backends cannot drift apart. ``GpuChainKernel`` has the CPU ``advance`` 
 :func:`sampler.nested.step` drives either. Per iteration only the k start points, step sizes and RNG states go
 to the device and the k end points come back (k x d numbers); the likelihood data stay on the device.
 
+Under MPI each rank runs its block of the chains on its own device (``likelihoods.backends.placement``).
+
 Tested under the CUDA simulator (``tests/sampler/test_hmc_gpu.py``, in a subprocess); not yet run on a GPU.
 """
 
@@ -13,6 +15,8 @@ import types
 
 import numpy as np
 from numba import cuda  # importing needs no driver; module-level so the CUDA simulator can swap it in kernels
+
+from nestgrad.likelihoods.backends import placement
 
 from . import prior_families, rng
 from .hmc import chain_function
@@ -77,6 +81,7 @@ class GpuChainKernel:
     arrays the caller passed (so checkpoints and determinism work as on the CPU)."""
 
     def __init__(self, kernels, prior_codes, prior_args, nchains, ndim):
+        placement.select_device(cuda)
         self.cuda = cuda
         self.kernel = make_gpu_chain_kernel(kernels.value, kernels.value_and_grad)
         dtype = np.dtype(kernels.dtype)

@@ -30,10 +30,9 @@ import time
 
 import numpy as np
 
+from nestgrad.likelihoods.backends.placement import local_rank, local_size  # noqa: F401 (part of this API)
+
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE")
-LOCAL_RANK_VARIABLES = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK",
-                        "SLURM_LOCALID")
-LOCAL_SIZE_VARIABLES = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE")
 
 _POOL = None
 # Waiting for other ranks: poll this many times, then nap between polls. A blocking MPI call spins at 100% CPU
@@ -65,23 +64,6 @@ def wanted() -> bool:
     if switch in ("0", "false", "no", "off"):
         return False
     return switch in ("1", "true", "yes", "on") or launched_size() > 1
-
-
-def local_rank() -> int:
-    """This rank's index among the ranks on its node (for choosing a GPU), 0 when unknown."""
-    for name in LOCAL_RANK_VARIABLES:
-        value = os.environ.get(name, "")
-        if value.isdigit():
-            return int(value)
-    return 0
-
-
-def local_size() -> int:
-    for name in LOCAL_SIZE_VARIABLES:
-        value = os.environ.get(name, "")
-        if value.isdigit():
-            return max(1, int(value))
-    return 1
 
 
 def default_threads_per_rank() -> int:

@@ -176,9 +176,6 @@ class NestedSampler:
         if self._proposal is not None:
             return self._proposal
         pool = mpi_pool.world()
-        if pool is not None and self.backend == "gpu":
-            raise SamplerError("backend 'gpu' under MPI: not available yet (the GPU chain kernel runs all k chains "
-                               "on one device); use backend: cpu, or one process (docs/mpi.md)")
         if pool is not None and pool.rank != 0:
             pool.wait_ready()  # rank 0 compiled the kernel into the cache: load it, never compile it R times
         start = time.perf_counter()

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import codegen
 from ..kernels import CudaKernels
+from . import placement
 from .buffers import BufferCache
 
 THREADS_PER_BLOCK = 128
@@ -73,6 +74,7 @@ class GpuBackend:
     def __init__(self, derivative, data, dtype, ndim, scratch_size):
         from numba import cuda
 
+        placement.select_device(cuda)  # before the first allocation: under MPI each rank on its own GPU
         self.cuda = cuda
         self.dtype, self.ndim, self.scratch_size = np.dtype(dtype), ndim, scratch_size
         self.functions = derivative.cuda(dtype=self.dtype.name)
