@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from nestgrad.likelihoods.backends.placement import local_rank, local_size  # noqa: F401 (part of this API)
+from nestgrad.likelihoods.backends.placement import launcher_count, local_rank, local_size  # noqa: F401 (API)
 
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE")
 
@@ -51,11 +51,7 @@ class RootStopped(Exception):
 
 def launched_size() -> int:
     """The number of ranks the launcher announced in the environment (1 when there is none)."""
-    for name in SIZE_VARIABLES:
-        value = os.environ.get(name, "")
-        if value.isdigit():
-            return int(value)
-    return 1
+    return launcher_count(SIZE_VARIABLES, 1)
 
 
 def wanted() -> bool:

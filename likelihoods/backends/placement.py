@@ -15,22 +15,24 @@ LOCAL_SIZE_VARIABLES = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_CO
 _SELECTED = []  # the device this process chose, once chosen
 
 
-def local_rank() -> int:
-    """This rank's index among the ranks on its node, 0 when no launcher says."""
-    for name in LOCAL_RANK_VARIABLES:
+def launcher_count(names, default: int) -> int:
+    """The first of the environment variables ``names`` that holds a non-negative integer, else ``default``
+    (launchers name the same number differently: MPICH's hydra, Open MPI, MVAPICH, Slurm)."""
+    for name in names:
         value = os.environ.get(name, "")
         if value.isdigit():
             return int(value)
-    return 0
+    return default
+
+
+def local_rank() -> int:
+    """This rank's index among the ranks on its node, 0 when no launcher says."""
+    return launcher_count(LOCAL_RANK_VARIABLES, 0)
 
 
 def local_size() -> int:
     """How many ranks share this node, 1 when no launcher says."""
-    for name in LOCAL_SIZE_VARIABLES:
-        value = os.environ.get(name, "")
-        if value.isdigit():
-            return max(1, int(value))
-    return 1
+    return max(1, launcher_count(LOCAL_SIZE_VARIABLES, 1))
 
 
 def device_index(devices: int) -> int:
