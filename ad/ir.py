@@ -16,7 +16,7 @@ from .errors import NO_POS, Pos
 # one compare and one select, no branch in the generated code, CUDA-compatible.  Not guarded (emit.py): products
 # whose partial is a finite constant or a parameter (a ``wrt`` argument or an element read from one), which is
 # finite wherever a gradient is asked for; the select kept the compiler from hoisting and fusing those products,
-# which sit in the innermost loops (RK4 Lotka-Volterra: value+grad / primal 4.1x -> 3.1-3.4x).
+# which sit in the innermost loops (docs/benchmarks.md, RK4 Lotka-Volterra).
 GUARD = "nz"
 
 
