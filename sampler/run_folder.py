@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from nestgrad.sampler import text_tables
 from nestgrad.sampler.priors import bounds_of
 
-FLOAT_FMT = "%.17e"
 RESULTS_JSON = "results.json"
 DIAGNOSTICS_NPZ = "diagnostics.npz"
 # Arrays stored in diagnostics.npz next to the per-iteration diagnostics; diagnostics keys get a prefix so
@@ -50,9 +50,9 @@ def write_run_folder(results, outdir) -> Path:
     except OSError as error:
         raise RunFolderError(f"{outdir}: cannot create the output folder ({error.strerror or error})") from None
     root = outdir / results.name
-    write_weighted_chain(results, _with_suffix(root, ".txt"))
-    write_dead_birth(results, _with_suffix(root, "_dead-birth.txt"))
-    write_equal_weights(results, _with_suffix(root, "_equal_weights.txt"))
+    _write_tables([(_with_suffix(root, ".txt"), weighted_chain_table(results)),
+                   (_with_suffix(root, "_dead-birth.txt"), dead_birth_table(results)),
+                   (_with_suffix(root, "_equal_weights.txt"), equal_weights_table(results))])
     write_paramnames(results, _with_suffix(root, ".paramnames"))
     write_ranges(results, _with_suffix(root, ".ranges"))
     write_results_json(results, outdir / RESULTS_JSON)
@@ -60,27 +60,41 @@ def write_run_folder(results, outdir) -> Path:
     return outdir
 
 
-def write_weighted_chain(results, path) -> None:
+def weighted_chain_table(results) -> np.ndarray:
     """getdist/PolyChord `<name>.txt`: weight (scaled so the largest is 1), -2 logL, params."""
     weights = np.asarray(results.weights, dtype=float)
     scaled = weights / weights.max() if weights.size and weights.max() > 0 else weights
-    table = np.column_stack([scaled, -2.0 * results.dead.logl, results.dead.theta])
-    _atomic_savetxt(path, table)
+    return np.column_stack([scaled, -2.0 * results.dead.logl, results.dead.theta])
 
 
-def write_dead_birth(results, path) -> None:
+def dead_birth_table(results) -> np.ndarray:
     """PolyChord `<name>_dead-birth.txt`: params, logL, logL_birth (-inf for the initial prior draws)."""
     dead = results.dead
-    table = np.column_stack([dead.theta, dead.logl, dead.logl_birth])
-    _atomic_savetxt(path, table)
+    return np.column_stack([dead.theta, dead.logl, dead.logl_birth])
 
 
-def write_equal_weights(results, path) -> None:
+def equal_weights_table(results) -> np.ndarray:
     """PolyChord `<name>_equal_weights.txt`: 1, -2 logL, params for each equal-weight sample."""
     samples = np.asarray(results.samples, dtype=float).reshape(-1, len(results.params))
     logl = _logl_of_samples(samples, results.dead.theta, results.dead.logl)
-    table = np.column_stack([np.ones(len(samples)), -2.0 * logl, samples])
-    _atomic_savetxt(path, table)
+    return np.column_stack([np.ones(len(samples)), -2.0 * logl, samples])
+
+
+def _write_tables(jobs) -> None:
+    """Each ``(path, table)`` written atomically, the large ones in parallel (``sampler.text_tables``)."""
+    def task(path, table):
+        def write():
+            try:
+                _atomic_write(path, lambda handle: text_tables.write_rows(handle, table))
+            except RunFolderError as error:
+                return str(error)
+            return None
+        return write
+
+    messages = text_tables.run_all([task(path, table) for path, table in jobs], sum(t.size for _, t in jobs))
+    for message in messages:
+        if message:
+            raise RunFolderError(message)
 
 
 def write_paramnames(results, path) -> None:
@@ -286,10 +300,6 @@ def _atomic_write(path, write) -> None:
         if isinstance(error, OSError):
             raise RunFolderError(f"{path}: cannot write ({error.strerror or error})") from None
         raise
-
-
-def _atomic_savetxt(path, table: np.ndarray) -> None:
-    _atomic_write(path, lambda handle: np.savetxt(handle, np.atleast_2d(table), fmt=FLOAT_FMT))
 
 
 def _atomic_write_text(path, text: str) -> None:

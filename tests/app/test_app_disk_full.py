@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from nestgrad.sampler.checkpoint import read_checkpoint, remove_stale_temporaries, write_checkpoint
+from nestgrad.sampler import text_tables
 from nestgrad.sampler.run_folder import read_run_folder
 
 CONFIG = """\
@@ -81,18 +82,24 @@ def test_disk_full_mid_run_keeps_the_last_checkpoint(reference, tmp_path, monkey
     assert_same_run(out, want)
 
 
-def test_disk_full_writing_the_run_folder(reference, tmp_path, monkeypatch, nestgrad_inprocess):
+@pytest.mark.parametrize("forked", [False, True])
+def test_disk_full_writing_the_run_folder(reference, tmp_path, monkeypatch, nestgrad_inprocess, forked):
+    """Serially, and with the tables written by forked children (what large runs do on Linux)."""
+    if forked and sys.platform != "linux":
+        pytest.skip("the tables are written by forked children on Linux only")
     folder, want = reference
     out = tmp_path / "out"
-    real_savetxt = np.savetxt
+    real_write_rows = text_tables.write_rows
 
-    def fills_on_dead_birth(handle, table, **kwargs):
+    def fills_on_dead_birth(handle, table):
         if handle.name.endswith("_dead-birth.txt.tmp"):
             handle.write(b"1.0 2.0 3")
             raise NO_SPACE
-        return real_savetxt(handle, table, **kwargs)
+        return real_write_rows(handle, table)
 
-    monkeypatch.setattr("nestgrad.sampler.run_folder.np.savetxt", fills_on_dead_birth)
+    monkeypatch.setattr(text_tables, "write_rows", fills_on_dead_birth)
+    if forked:
+        monkeypatch.setattr(text_tables, "PARALLEL_NUMBERS", 0)
     status, _, err = nestgrad_inprocess("run", folder / "small.yaml", "--out", out, "--quiet", "--no-check")
     assert status == 2, err
     assert err.count("nestgrad: error:") == 1 and "Traceback" not in err, err
