@@ -13,7 +13,7 @@ from numba import njit
 from scipy import special
 
 from problems import Problem
-from nestgrad.sampler.priors import Normal, Prior, Uniform
+from nestgrad.sampler.priors import Beta, Cauchy, Exponential, HalfNormal, LogUniform, Normal, Prior, Uniform
 
 
 # --- one kernel for all Gaussian mixtures: sum_k w_k N(theta; m_k, C_k), precision matrices given ------------
@@ -143,6 +143,27 @@ def ignored_parameter(sigma_free=5.0):
     return GaussianMixture("ignored3d", [[0.3, 0.3, 0.0]], [cov], [1.0], prior, 2 * math.log(mass), free=(2,))
 
 
+# The ignored parameters of ``ignored_families`` and their priors as scipy distributions (the posterior of each).
+IGNORED_FAMILIES = {
+    "u": (Uniform(-3.0, 7.0), ("uniform", (-3.0, 10.0))), "lu": (LogUniform(1e-3, 1e2), ("loguniform", (1e-3, 1e2))),
+    "hn": (HalfNormal(2.0), ("halfnorm", (0.0, 2.0))), "c": (Cauchy(0.0, 1.0), ("cauchy", (0.0, 1.0))),
+    "be": (Beta(2.0, 5.0), ("beta", (2.0, 5.0))), "ex": (Exponential(0.5), ("expon", (0.0, 0.5))),
+}
+
+
+def ignored_families():
+    """The ``ignored_parameter`` likelihood on a and b, and six parameters it ignores, one per prior family
+    (heavy-tailed Cauchy and log-uniform among them): each one's posterior is its prior; logZ as there."""
+    prior = Prior({"a": Uniform(0.0, 1.0), "b": Uniform(0.0, 1.0),
+                   **{name: dist for name, (dist, _) in IGNORED_FAMILIES.items()}})
+    d = 2 + len(IGNORED_FAMILIES)
+    mass = special.ndtr(0.7 / 0.05) - special.ndtr(-0.3 / 0.05)
+    cov = np.diag([0.05 ** 2, 0.05 ** 2] + [1.0] * (d - 2))
+    mean = np.array([0.3, 0.3] + [0.0] * (d - 2))
+    return GaussianMixture("ignored8d_families", [mean], [cov], [1.0], prior, 2 * math.log(mass),
+                           free=tuple(range(2, d)))
+
+
 # --- heavy tails with a narrow core: product of Cauchy densities ---------------------------------------------
 
 @njit
@@ -239,5 +260,6 @@ VARIANTS = {
     "corr30d_rho095": lambda: correlated_gaussian(30, rho=0.95),
     "cauchy3d_w0005": lambda: cauchy(3, width=0.005),
     "mixture2d_5modes": lambda: separated_mixture(2, (0.4, 0.25, 0.15, 0.1, 0.1), width=0.2, separation=3.0),
+    "ignored8d_families": ignored_families,
 }
 PROBLEMS.update(VARIANTS)
