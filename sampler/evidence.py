@@ -202,6 +202,8 @@ class RunningEvidence:
 
     def remove(self, removed_logl, nlive_before):
         k = len(removed_logl)
+        if k == 0:  # an iteration that only added live points (plateau widening)
+            return
         log_x_new = self.log_x - np.cumsum(1.0 / (nlive_before - np.arange(k)))
         prev = np.concatenate([[self.log_x], log_x_new[:-1]])
         log_w = np.asarray(removed_logl) + prev + np.log(-np.expm1(log_x_new - prev))

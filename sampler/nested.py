@@ -11,7 +11,14 @@ tie with the contour: every point whose ``logl`` equals ``logl_star`` dies in th
 survivor and every new point lies strictly above the contour. Removing ``q`` tied points together with live
 counts ``n, n-1, ..., n-q+1`` is the plateau treatment of Fowlie, Handley & Su (2021); the evidence
 (``sampler.evidence``) gets it from the birth contours without knowing about plateaus. When all live points
-tie, no contour above them exists: :class:`AllLiveTied` ends the run, and the final live points carry the rest.
+tie, no contour above them is known. Then, and whenever a plateau holds all but fewer than ``k`` live points, the
+iteration *widens* the live set instead (no deaths): ``k`` chains draw new points from the current contour (the
+plateau and whatever lies above it, uniformly), born at that contour, so that the points above the plateau are
+found in proportion to their volume, as more live points would find them; when the plateau points then die
+together, their live counts (including the new points) give the region above its right share. Widening stops at
+:func:`widening_limit` live points; if all points still tie, :class:`AllLiveTied` ends the run and the final live
+points carry the rest (a region above holding less than about 1 / (limit - nlive) of the plateau's volume is
+missed: the run says so).
 
 Geometry (``sampler.geometry``): the survivors' clusters, metric and ellipsoids, recomputed every iteration from
 the survivors; clusters are re-detected every ``recluster_every`` iterations (``recluster_every_modes`` while
@@ -32,7 +39,19 @@ from .hmc import (CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_REFRESH, CTRL_SLICE
 
 
 class AllLiveTied(Exception):
-    """Every live point has the same log-likelihood: the contour cannot rise; the run ends here."""
+    """Every live point has the same log-likelihood, after widening: the contour cannot rise; the run ends."""
+
+
+# Points that widening on a plateau may add: 10 x nlive, at most 100,000. A region above the plateau holding a
+# fraction f of the contour's volume is found with about that many times f points (a likelihood clipped to a floor
+# over 99.9% of a 5-D prior with a narrow peak: f ~ 1e-3, so ~5 points at nlive 500, missed on ~1% of seeds). A
+# run whose live points all reach the likelihood's flat maximum pays as many chains to establish it.
+PLATEAU_WIDENING, MAX_WIDENING = 10, 100_000
+
+
+def widening_limit(nlive):
+    """Most live points a plateau may widen the live set to."""
+    return nlive + min(PLATEAU_WIDENING * nlive, MAX_WIDENING)
 
 
 class NSState(NamedTuple):
@@ -170,11 +189,16 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     k = proposal.k
     order = np.argsort(state.logl, kind="stable")
     sorted_logl = state.logl[order]
-    m = min(max(1, k + n - proposal.nlive), n)
-    logl_star = float(sorted_logl[m - 1])
-    m = int(np.searchsorted(sorted_logl, logl_star, side="right"))  # points tied with the contour die too
-    if m >= n:
-        raise AllLiveTied(f"all {n} live points have logl = {logl_star!r}")
+    plateau = int(np.searchsorted(sorted_logl, sorted_logl[0], side="right"))
+    widen = plateau > max(1, n - k) and n + k <= widening_limit(proposal.nlive)
+    if widen:  # draw more points from the current contour (module docstring); nothing dies
+        m, logl_star = 0, float(np.max(state.logl_birth))
+    else:
+        m = min(max(1, k + n - proposal.nlive), n)
+        logl_star = float(sorted_logl[m - 1])
+        m = int(np.searchsorted(sorted_logl, logl_star, side="right"))  # points tied with the contour die too
+        if m >= n:
+            raise AllLiveTied(f"all {n} live points have logl = {logl_star!r}")
     removed, survivors = order[:m], np.sort(order[m:])
 
     labels, nlike_joins = _survivor_labels(state, survivors, settings, logl_star, proposal.logl_at)
@@ -222,9 +246,12 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         logl_birth=np.concatenate([state.logl_birth[survivors], np.full(k, logl_star)]),
         thread=np.concatenate([state.thread[survivors], new_threads]),
         labels=np.concatenate([labels, ws.out_cluster]),
-        step_size=settings.adapt_step(state.step_size, outside_fraction),
-        n_steps=settings.adapt_length(int(state.n_steps), float(rho.max()), d), rho=rho,
-        jumps=settings.adapt_jumps(int(state.jumps), info.jumps_tried, info.jumps_accepted, int(state.n_steps)),
+        # Widening draws from a lower contour than the run's: its statistics would misadapt the proposal.
+        step_size=state.step_size if widen else settings.adapt_step(state.step_size, outside_fraction),
+        n_steps=state.n_steps if widen else settings.adapt_length(int(state.n_steps), float(rho.max()), d),
+        rho=state.rho if widen else rho,
+        jumps=state.jumps if widen else settings.adapt_jumps(int(state.jumps), info.jumps_tried,
+                                                               info.jumps_accepted, int(state.n_steps)),
         chain_rng=chain_rng, iteration=int(state.iteration) + 1,
         next_thread=int(state.next_thread) + k - reused, ghost_mean=ghosts.mean, ghost_cov=ghosts.cov,
         ghost_radius2=ghosts.radius2, ghost_until=ghosts.until)

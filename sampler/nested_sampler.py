@@ -323,6 +323,7 @@ class NestedSampler:
             record = RunRecord.start(self.ndim, self.k, drawn, offset, nan)
         running = evidence.RunningEvidence(record.running_logz, record.running_log_x)
         last_checkpoint = time.perf_counter()
+        tied = None
         try:
             with SignalGuard(enabled=checkpoint is not None) as guard:
                 while True:
@@ -332,8 +333,9 @@ class NestedSampler:
                     before = generator.bit_generator.state if pool is not None else None
                     try:
                         state, info = step(state, generator, proposal, self.hmc)
-                    except AllLiveTied:
-                        break  # a plateau holds every live point: the final live points carry the rest
+                    except AllLiveTied:  # a plateau holds every live point: the final live points carry the rest
+                        tied = (float(state.logl[0]), state.logl.size)
+                        break
                     except mpi_pool.RankError:
                         if checkpoint is not None:  # the last whole iteration, exactly as it was
                             generator.bit_generator.state = before
@@ -362,6 +364,10 @@ class NestedSampler:
         record.wall_time += t_end - t_start
         ranks = pool.statistics() if pool is not None else None
         results = self._results(state, record, settings)
+        if tied is not None:
+            warnings.warn(f"the run ended on a plateau: all {tied[1]} live points (the live set widened to find a "
+                          f"higher one) have logL = {tied[0]!r}; a region above it holding less than about 1/{tied[1]} "
+                          f"of the plateau's prior volume would be missed", stacklevel=4)
         results.mpi = ranks
         results.timing = {"compile": self.compile_info["seconds"], "kernel": self.compile_info["kernel"],
                           **({"compile_child": self.compile_info["child"]} if "child" in self.compile_info else {}),

@@ -219,6 +219,39 @@ def plateau():
                    logz=math.log(1 + 9 * math.pi / 36))
 
 
+@njit
+def _floor_peak_value(theta, data, scratch):
+    inv_var, floor = data[0][0], data[0][1]
+    r2 = 0.0
+    for i in range(theta.shape[0]):
+        r2 += theta[i] * theta[i]
+    return max(-0.5 * r2 * inv_var, floor)
+
+
+@njit
+def _floor_peak_value_and_grad(theta, data, grad_out, scratch):
+    value = _floor_peak_value(theta, data, scratch)
+    on_peak = value > data[0][1]
+    for i in range(theta.shape[0]):
+        grad_out[i] = -theta[i] * data[0][0] if on_peak else 0.0
+    return value
+
+
+def floor_peak(ndim=5, sigma=0.5, floor=-6.0, half_width=5.0):
+    """logL = max(-r^2 / (2 sigma^2), floor) on U(-w, w)^d: a likelihood clipped from below (as scientists clip
+    invalid regions), so almost the whole prior is one plateau and the peak holds ~0.1% of it (5-D defaults):
+    most sets of 500 prior draws hold no point above the floor. logZ in closed form (the peak's ball lies inside
+    the prior)."""
+    names = [f"x{i}" for i in range(ndim)]
+    radius = math.sqrt(-2.0 * floor) * sigma
+    peak = (2 * math.pi * sigma ** 2) ** (ndim / 2) * special.gammainc(ndim / 2, radius ** 2 / (2 * sigma ** 2))
+    ball = math.pi ** (ndim / 2) / special.gamma(ndim / 2 + 1) * radius ** ndim
+    volume = (2 * half_width) ** ndim
+    logz = math.log((peak + math.exp(floor) * (volume - ball)) / volume)
+    return Problem(f"floor_peak{ndim}d", names, _floor_peak_value, _floor_peak_value_and_grad,
+                   (np.array([1.0 / sigma ** 2, floor]),), _box(names, half_width), logz=logz)
+
+
 def separated_mixture(ndim, weights, width=0.5, separation=8.0, half_width=10.0, seed=7, name=None):
     """Equal-width isotropic modes with fixed random centres at least ``separation`` apart, well inside
     U(-w, w)^d: logZ = -d log(2w)."""
@@ -261,5 +294,6 @@ VARIANTS = {
     "cauchy3d_w0005": lambda: cauchy(3, width=0.005),
     "mixture2d_5modes": lambda: separated_mixture(2, (0.4, 0.25, 0.15, 0.1, 0.1), width=0.2, separation=3.0),
     "ignored8d_families": ignored_families,
+    "floor_peak5d": floor_peak,
 }
 PROBLEMS.update(VARIANTS)
