@@ -252,6 +252,38 @@ def floor_peak(ndim=5, sigma=0.5, floor=-6.0, half_width=5.0):
                    (np.array([1.0 / sigma ** 2, floor]),), _box(names, half_width), logz=logz)
 
 
+@njit
+def _wedding_cake_value(theta, data, scratch):
+    alpha, sigma = data[0][0], data[0][1]
+    d = theta.shape[0]
+    r = 0.0
+    for i in range(d):
+        r = max(r, abs(theta[i] - 0.5))
+    tier = int(d * math.log(2.0 * r) / math.log(alpha))
+    return -(alpha ** (2.0 * tier / d)) / (8.0 * sigma * sigma)
+
+
+@njit
+def _wedding_cake_value_and_grad(theta, data, grad_out, scratch):
+    for i in range(theta.shape[0]):
+        grad_out[i] = 0.0
+    return _wedding_cake_value(theta, data, scratch)
+
+
+def wedding_cake(ndim=4, alpha=0.5, sigma=0.01):
+    """Fowlie, Handley & Su (2020), as in dynesty's tests: nested hypercubes around the centre of U(0, 1)^d, each
+    a plateau holding ``alpha`` of the volume of the one outside it, logL = -alpha^(2 i / d) / (8 sigma^2) on tier
+    i. logZ = logsumexp_i(logL_i + i log alpha + log(1 - alpha))."""
+    names = [f"x{i}" for i in range(ndim)]
+    tiers = np.arange(5000)
+    logl = -alpha ** (2.0 * tiers / ndim) / (8.0 * sigma ** 2) + tiers * math.log(alpha) + math.log(1.0 - alpha)
+    top = logl.max()
+    logz = float(top + math.log(np.exp(logl - top).sum()))
+    prior = Prior({n: Uniform(0.0, 1.0) for n in names})
+    return Problem(f"wedding_cake{ndim}d", names, _wedding_cake_value, _wedding_cake_value_and_grad,
+                   (np.array([alpha, sigma]),), prior, logz=logz)
+
+
 def separated_mixture(ndim, weights, width=0.5, separation=8.0, half_width=10.0, seed=7, name=None):
     """Equal-width isotropic modes with fixed random centres at least ``separation`` apart, well inside
     U(-w, w)^d: logZ = -d log(2w)."""
@@ -295,5 +327,6 @@ VARIANTS = {
     "mixture2d_5modes": lambda: separated_mixture(2, (0.4, 0.25, 0.15, 0.1, 0.1), width=0.2, separation=3.0),
     "ignored8d_families": ignored_families,
     "floor_peak5d": floor_peak,
+    "wedding_cake4d": wedding_cake,
 }
 PROBLEMS.update(VARIANTS)

@@ -216,7 +216,7 @@ def test_heavy_tailed_cauchy_over_seeds():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["cauchy6d_w001", "cauchy10d", "mixture10d_4modes", "floor_peak5d",
-                                  "ignored8d_families"])
+                                  "ignored8d_families", "wedding_cake4d"])
 def test_held_out_variants_over_seeds(name):
     """Problems of the same classes with other widths, dimensions and mode counts (hard_problems.VARIANTS),
     written as an outsider's held-out set would be: a narrower Cauchy core (its star-shaped contour was split into

@@ -6,7 +6,7 @@ every live point sat on the floor, and reported logZ of the floor alone with an 
 import numpy as np
 import pytest
 
-from hard_problems import floor_peak
+from hard_problems import floor_peak, wedding_cake
 from nestgrad.sampler import NestedSampler
 from nestgrad.sampler.nested import widening_limit
 
@@ -61,3 +61,11 @@ def test_resume_inside_the_widening_gives_the_same_run(tmp_path):
     np.testing.assert_array_equal(got.dead.logl, want.dead.logl)
     np.testing.assert_array_equal(got.dead.u, want.dead.u)
     assert got.logz == want.logz and got.logz_err == want.logz_err
+
+
+def test_wedding_cake_of_nested_plateaus():
+    """Every iteration kills a whole tier (about half the live points, so no widening): 40 seeds gave rms pull
+    0.73 (mean +0.20), and 0.94 (-0.11) before plateaus widened."""
+    problem = wedding_cake()
+    pulls = np.array([(r.logz - problem.logz) / r.logz_err for r in (run(problem, s, nlive=500) for s in range(8))])
+    assert np.all(np.abs(pulls) < 3.5) and np.sqrt(np.mean(pulls ** 2)) < 1.5, pulls
