@@ -3,6 +3,8 @@
     PYTHONPATH=$PWD python scripts/bench_gpu.py              # (a) batched kernel and (b) full runs, nlive 1000
     PYTHONPATH=$PWD python scripts/bench_gpu.py --nlive 1000 100000 --skip-cpu-above 10000
     NUMBA_ENABLE_CUDASIM=1 python scripts/bench_gpu.py --simulate   # tiny smoke run of the script itself
+    PYTHONPATH=$PWD python scripts/bench_gpu.py --cpu-only --problems seed4d --nlive 100000
+                                    # (b) on the CPU backend alone: the baseline of the GPU targets, on any machine
 
 (a) Batched gaussian4d value+grad, float32, B samples x N data points (default 65536 x 1000), through the GPU
     backend with the thetas already on the device: samples x points per second, the fraction of the device's FP32
@@ -136,6 +138,15 @@ def jax_batched(b, thetas, repeats):
     return float(np.median(times))
 
 
+def cpu_description():
+    import platform
+
+    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() \
+        else platform.processor()
+    return f"{model or 'a CPU'}, {os.cpu_count()} cores (CPU backend only)"
+
+
 def full_run(problem, nlive, backend, folder, dlogz):
     import yaml
 
@@ -169,22 +180,24 @@ def main(argv=None):
     parser.add_argument("--dlogz", type=float, default=0.1)
     parser.add_argument("--skip-cpu-above", type=int, default=None, help="no CPU run above this nlive")
     parser.add_argument("--no-runs", action="store_true", help="section (a) only")
+    parser.add_argument("--cpu-only", action="store_true", help="section (b) on the CPU backend only (no device)")
     opts = parser.parse_args(argv)
     if opts.simulate:
         opts.batch, opts.npoints, opts.repeats, opts.nlive, opts.dlogz = 64, 10, 2, [20], 2.0
         opts.problems = ["seed4d"]
-    device = require_device(opts.simulate)
+    device = cpu_description() if opts.cpu_only else require_device(opts.simulate)
     started = datetime.datetime.now(datetime.timezone.utc)
     lines = [f"Measured {started:%Y-%m-%d %H:%M} UTC on {device} with "
              f"`python scripts/bench_gpu.py {' '.join(argv if argv is not None else sys.argv[1:])}`.", ""]
-    lines += batched_kernel(opts.batch, opts.npoints, opts.repeats, opts.simulate)
+    if not opts.cpu_only:
+        lines += batched_kernel(opts.batch, opts.npoints, opts.repeats, opts.simulate)
     if not opts.no_runs:
         lines += ["", f"Full runs, `nestgrad run` in a fresh process each (dlogz {opts.dlogz}, seed 1), end to end:",
                   "", "| problem | nlive | backend | wall, s | logZ | pull |", "|---|---:|---|---:|---|---:|"]
         with tempfile.TemporaryDirectory() as tmp:
             for problem in opts.problems:
                 for nlive in opts.nlive:
-                    backends = ["gpu"] if opts.simulate else ["gpu", "cpu"]
+                    backends = ["cpu"] if opts.cpu_only else ["gpu"] if opts.simulate else ["gpu", "cpu"]
                     if opts.skip_cpu_above is not None and nlive > opts.skip_cpu_above:
                         backends = ["gpu"]
                     for backend in backends:

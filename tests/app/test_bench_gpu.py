@@ -36,3 +36,12 @@ def test_simulated_smoke_run_prints_both_tables(app_env):
     assert float(kernel_row.split("|")[3]) > 0  # samples x points per second
     run_row = next(line for line in proc.stdout.splitlines() if line.startswith("| seed4d | 20 | gpu |"))
     assert "failed" not in run_row and abs(float(run_row.split("|")[-2])) < 3  # logZ pull against the truth
+
+
+def test_cpu_only_runs_the_baseline_without_a_device(app_env):
+    """The CPU figures the GPU targets are compared with, measured on any machine: no device section, one CPU row."""
+    proc = _run(app_env, "--cpu-only", "--problems", "seed4d", "--nlive", "50", "--dlogz", "1.0")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "CPU backend only" in proc.stdout and "Batched gaussian4d" not in proc.stdout
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| seed4d | 50 | cpu |"))
+    assert "failed" not in row and float(row.split("|")[4]) > 0 and abs(float(row.split("|")[-2])) < 4
