@@ -11,7 +11,8 @@ One small writer and one small reader per format, so that each file can be check
     diagnostics.npz            per-iteration diagnostics plus the arrays text cannot hold exactly
                                (unit-cube coordinates, normalised weights, equal-weight samples)
 
-Floats are written with 17 significant digits, so reading the text back gives the same float64 values.
+Floats are written as `%.17e` (18 significant digits, `sampler.text_tables`), so reading the text back gives the
+same float64 values.
 No pickle anywhere: `np.load(..., allow_pickle=False)`. Every file is written to `<file>.tmp` and renamed, so a
 failed write (disk full, file-size limit) leaves no partial file: it removes the temporary file and raises one
 `RunFolderError` naming the file.

@@ -1,4 +1,5 @@
-"""The run folder's text tables: the bytes numpy's savetxt writes, serially or from forked children."""
+"""The run folder's text tables: numbers that read back exactly, in savetxt's layout, serially or from forked
+children."""
 
 import io
 import sys
@@ -9,18 +10,53 @@ import pytest
 from nestgrad.sampler import text_tables
 
 
-@pytest.mark.parametrize("shape", [(0, 3), (1, 1), (7, 3), (20000, 6)])
-def test_rows_are_the_bytes_savetxt_writes(shape):
-    table = np.random.default_rng(0).standard_normal(shape) * 10.0 ** np.random.default_rng(1).integers(
-        -300, 300, size=shape)
-    if table.size:  # every fifth number one of the values that format specially
-        table.flat[::5] = np.resize([-np.inf, np.inf, np.nan, 0.0, -0.0], table.flat[::5].size)
-    mine, theirs = io.BytesIO(), io.BytesIO()
-    text_tables.write_rows(mine, table)
-    np.savetxt(theirs, np.atleast_2d(table), fmt=text_tables.FLOAT_FMT)
-    assert mine.getvalue() == theirs.getvalue()
+EDGES = [0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 5e-324, -2.2250738585072014e-308, 1.7976931348623157e308,
+         9.999999999999999e22, 1e23, 1e22, 0.1, 1e-5, 9.9999999999999995e-6, 123456789012345678.0, -2.5, 1.0]
+
+
+def _table(shape, seed=0):
+    rng = np.random.default_rng(seed)
+    table = rng.standard_normal(shape) * 10.0 ** rng.integers(-300, 300, size=shape)
     if table.size:
-        np.testing.assert_array_equal(np.loadtxt(io.BytesIO(mine.getvalue()), ndmin=2), table)
+        table.flat[:min(table.size, len(EDGES))] = EDGES[:table.size]
+    return table
+
+
+def _fields(text):
+    return [line.split(b" ") for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (1, 1), (7, 3), (60000, 6)])
+def test_numbers_read_back_exactly_in_the_savetxt_layout_within_a_last_digit_of_printf(shape):
+    table = _table(shape)
+    mine, printf = io.BytesIO(), io.BytesIO()
+    text_tables.write_rows(mine, table)
+    np.savetxt(printf, np.atleast_2d(table), fmt=text_tables.FLOAT_FMT)
+    if not table.size:
+        assert mine.getvalue() == b""
+        return
+    back = np.loadtxt(io.BytesIO(mine.getvalue()), ndmin=2)
+    np.testing.assert_array_equal(back, table)
+    np.testing.assert_array_equal(np.signbit(back[np.isfinite(table)]), np.signbit(table[np.isfinite(table)]))
+    ours, theirs = _fields(mine.getvalue()), _fields(printf.getvalue())
+    assert [len(row) for row in ours] == [len(row) for row in theirs]
+    differ = 0
+    for row_a, row_b in zip(ours, theirs):
+        for a, b in zip(row_a, row_b):
+            if a != b:  # the same number of characters, mantissas one unit apart, the same exponent
+                differ += 1
+                assert len(a) == len(b) and a.split(b"e")[1] == b.split(b"e")[1], (a, b)
+                assert abs(int(a.split(b"e")[0].replace(b".", b"")) - int(b.split(b"e")[0].replace(b".", b""))) == 1
+    assert differ <= 0.05 * table.size
+
+
+def test_without_a_wide_long_double_the_bytes_are_printf_s(monkeypatch):
+    monkeypatch.setattr(text_tables, "_ARRAY_DIGITS", False)
+    table = _table((500, 4), seed=3)
+    mine, printf = io.BytesIO(), io.BytesIO()
+    text_tables.write_rows(mine, table)
+    np.savetxt(printf, table, fmt=text_tables.FLOAT_FMT)
+    assert mine.getvalue() == printf.getvalue()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="tables are written by forked children on Linux only")
