@@ -185,3 +185,15 @@ def test_thread_bootstrap_equals_sorting_every_resample(ties):
     fast = evidence.bootstrap_logz(logl, birth, thread, np.random.default_rng(9), nboot=20)
     slow = _bootstrap_by_sorting_each_resample(logl, birth, thread, np.random.default_rng(9), 20)
     np.testing.assert_array_equal(fast, slow)
+
+
+def test_threaded_bootstrap_gives_the_same_values(monkeypatch):
+    rng = np.random.default_rng(8)
+    logl, birth = exact_run(60, 6, rng, stop_log_x=-8.0)
+    thread = rng.integers(0, 60, logl.size)  # any labelling is a valid input for this comparison
+    order = evidence.sort_dead(logl, birth)
+    logl, birth, thread = logl[order], birth[order], thread[order]
+    serial = evidence.bootstrap_logz(logl, birth, thread, np.random.default_rng(2), nboot=19)
+    monkeypatch.setattr(evidence, "THREADED_BOOTSTRAP", 0)
+    threaded = evidence.bootstrap_logz(logl, birth, thread, np.random.default_rng(2), nboot=19)
+    np.testing.assert_array_equal(threaded, serial)
