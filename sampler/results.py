@@ -27,7 +27,9 @@ class Results:
     proposal's ``n_steps``, ``rho_coord``/``rho_logl`` (start-end correlations), ``jumps_tried``/``jumps_accepted``,
     ``nclusters`` and ``nnan`` per iteration.
     ``logz_err`` is the larger of ``logz_err_shrinkage`` (simulated shrinkage) and ``logz_err_bootstrap``
-    (resampled threads, which also sees correlated proposals). ``ess``: effective number of independent
+    (resampled threads, which also sees correlated proposals), combined in quadrature with
+    ``logz_err_prior_share``: the spread of the estimated share of the prior where logL is finite (the initial
+    draws that had to be redrawn; 0 when none). ``ess``: effective number of independent
     posterior samples (Kish's, deflated by the chains' start-end correlation); ``samples`` has that many rows.
     ``nnan``: likelihood evaluations that returned NaN/inf. ``clusters``: posterior modes with their ``mass``
     and local ``logz``. ``wall_time``: seconds spent sampling, over every session of a resumed run (no compile
@@ -58,6 +60,7 @@ class Results:
     reference_logz: float | None = None
     logz_err_shrinkage: float | None = None
     logz_err_bootstrap: float | None = None
+    logz_err_prior_share: float | None = None
     ess: float | None = None
     nnan: int = 0
     clusters: list = field(default_factory=list)
@@ -74,8 +77,11 @@ class Results:
             f"{self.name}: logZ = {self.logz:.3f} ± {self.logz_err:.3f}   H = {self.information:.2f} nats",
         ]
         if self.logz_err_shrinkage is not None and self.logz_err_bootstrap is not None:
+            share = self.logz_err_prior_share or 0.0
             lines.append(f"  logZ error: {self.logz_err_shrinkage:.3f} from simulated shrinkage, "
-                         f"{self.logz_err_bootstrap:.3f} from resampling threads (the larger is reported)")
+                         f"{self.logz_err_bootstrap:.3f} from resampling threads (the larger is reported"
+                         + (f", combined with {share:.3f} from the estimated share of the prior where logL is "
+                            f"finite)" if share > 0 else ")"))
         if self.reference_logz is not None:
             dev = (self.logz - self.reference_logz) / self.logz_err if self.logz_err > 0 else float("nan")
             lines.append(f"  reference logZ = {self.reference_logz:.3f}  ({dev:+.2f} sigma)")

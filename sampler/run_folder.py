@@ -140,6 +140,7 @@ def write_results_json(results, path) -> None:
                    for key, value in (getattr(results, "timing", None) or {}).items()},
         "logz_err_shrinkage": _maybe_float(results.logz_err_shrinkage),
         "logz_err_bootstrap": _maybe_float(results.logz_err_bootstrap),
+        "logz_err_prior_share": _maybe_float(results.logz_err_prior_share),
         "ess": _maybe_float(results.ess),
         "nnan": int(results.nnan),
         "nan_fraction": float(results.nnan / max(results.nlike, 1)),
@@ -211,6 +212,7 @@ def read_run_folder(outdir):
         weights=weights, samples=samples, diagnostics=diagnostics, settings=info.get("settings") or {},
         truths=info.get("truths"), reference_logz=info.get("reference_logz"),
         logz_err_shrinkage=info.get("logz_err_shrinkage"), logz_err_bootstrap=info.get("logz_err_bootstrap"),
+        logz_err_prior_share=info.get("logz_err_prior_share"),
         ess=info.get("ess"), nnan=int(info.get("nnan", 0)), clusters=list(info.get("clusters") or []),
         timing=dict(info.get("timing") or {}), mpi=info.get("mpi"),
     )
