@@ -23,6 +23,8 @@ def test_the_share_error_is_the_spread_of_log_binomial_shares():
     assert prior_share_error(0.0, 1000) == 0.0
 
 
+# Every run warns that most likelihood values were -inf: that is this problem, not a fault.
+@pytest.mark.filterwarnings("ignore::nestgrad.sampler.nested_sampler.NaNLikelihoodWarning")
 def test_error_of_a_mostly_infinite_likelihood_matches_the_scatter_over_seeds():
     problem = boxed_gaussian()
     results = [NestedSampler(problem, problem.prior, nlive=200, seed=s).run(progress=False) for s in range(12)]
