@@ -2,6 +2,7 @@
 ``mpiexec -n R``: the built-in 4-D Gaussian (nlive 100), its dead points written by rank 0 to OUT (.npz) with
 the run's ``mpi`` statistics and whether mpi4py was imported (OUT.json).
 
+--plateau: a likelihood clipped to a floor, whose live set widens before the floor dies (``sampler.nested``).
 --fail-at N: rank 1 raises in its Nth block (a Python error in a worker); --kill-at N: rank 1 kills itself with
 SIGKILL at its Nth block (a dead rank); --term-at N: rank 0 sends itself SIGTERM after iteration N (a
 scheduler's time limit). All three are test-only faults injected from here, not sampler options.
@@ -44,10 +45,18 @@ def main():
     parser.add_argument("--fail-at", type=int)
     parser.add_argument("--kill-at", type=int)
     parser.add_argument("--term-at", type=int)
+    parser.add_argument("--plateau", action="store_true", help="the floor-clipped likelihood: the live set widens")
     args = parser.parse_args()
     inject(args.fail_at, args.kill_at)
-    model = builtin.get("gaussian4d")
-    sampler = NestedSampler(model.likelihood(backend="cpu"), Prior.from_spec(model.priors), nlive=100, seed=5)
+    if args.plateau:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from hard_problems import floor_peak
+
+        problem = floor_peak()
+        sampler = NestedSampler(problem, problem.prior, nlive=200, seed=3)
+    else:
+        model = builtin.get("gaussian4d")
+        sampler = NestedSampler(model.likelihood(backend="cpu"), Prior.from_spec(model.priors), nlive=100, seed=5)
     def terminate(niter, state, info):
         if niter == args.term_at:
             os.kill(os.getpid(), signal.SIGTERM)

@@ -118,6 +118,15 @@ def test_ranks_give_the_single_process_bits(single, tmp_path, ranks):
 
 
 @needs_mpi
+def test_a_widening_plateau_gives_the_single_process_bits(tmp_path):
+    """Iterations that only add live points (a plateau holds them all) split over ranks like any other."""
+    _, reference, info = launch(tmp_path / "one.npz", 1, "--plateau")
+    assert (reference["logl"] == -6.0).sum() > 2 * 200  # more points died on the floor than nlive: it widened
+    _, arrays, _ = launch(tmp_path / "two.npz", 2, "--plateau")
+    assert_same_bits(reference, arrays)
+
+
+@needs_mpi
 def test_resume_on_another_rank_count_gives_the_same_bits(single, tmp_path):
     _, reference, _ = single
     checkpoint = tmp_path / "checkpoint.npz"
