@@ -18,6 +18,8 @@ where the contour is).
 import numba
 import numpy as np
 
+from .triangular import lower_solve
+
 MAX_DEPTH = 3
 # Smallest group kept as a mode. Small on purpose: a narrow mode holding a few live points needs its own
 # ellipsoid to receive jumps (with mutual kNN, k = 10, uniform balls in 2-30 D were never split in 20 trials each).
@@ -39,31 +41,39 @@ def _whiten(points, full):
         chol = np.linalg.cholesky(corr)
     except np.linalg.LinAlgError:
         return centred / scale
-    return np.linalg.solve(chol, (centred / scale).T).T
+    return lower_solve(chol, (centred / scale).T).T
 
 
-# Squared distances computed at once, at most: row blocks of the n x n matrix keep the kNN graph of nlive 1e5 in
-# 128 MB (the whole matrix would be 80 GB); below this many points the matrix is made and kept whole.
-BLOCK_ELEMENTS = 1 << 24
+# Rows of the n x n squared-distance matrix made at once. Each block of rows is reduced to its nearest neighbours
+# while it is in cache (the whole matrix at n = 2000 is 32 MB, and writing, converting and scanning it took 18 ms of
+# every 11 in this layout at 2000 points in 30-D), and memory stays O(n) at nlive 1e5 (the whole matrix: 80 GB).
+# A fixed count, not one that depends on n, so that any split of the blocks (over processes) gives the same bits.
+BLOCK_ROWS = 256
 
 
 @numba.njit(cache=True, nogil=True)
-def _smallest(dist2, k, nbrs, kth2):
-    """Each row's ``k`` smallest entries: their columns into ``nbrs`` (ascending) and the largest of them into
-    ``kth2``. One pass with a sorted buffer of k, in which most entries cost one comparison: 10x faster than
-    ``np.argpartition`` on the 2000 x 2000 matrix (4.6 ms against 49 ms), which made clustering a third of the
-    sampling time at nlive 2000 in 30-D. Comparisons only, so compiled and cached code agree bit for bit."""
-    n, m = dist2.shape
+def _nearest(dot, sq_rows, sq_cols, first_row, k, nbrs, kth2):
+    """For each row ``r`` of the block ``dot`` (rows ``first_row + r`` of the whole set against all points): the
+    columns of the ``k`` smallest squared distances ``(sq_rows[r] + sq_cols[c]) - 2 dot[r, c]``, the point itself
+    left out, into ``nbrs`` (ascending) and the largest of them into ``kth2``. One pass with a sorted buffer of k,
+    in which most entries cost one comparison (``np.argpartition`` over the matrix was 10x slower). Comparisons
+    only, so compiled and cached code agree bit for bit."""
+    n, m = dot.shape
     vals = np.empty(k)
     idx = np.empty(k, np.int64)
     for r in range(n):
+        itself = first_row + r
         count = 0
+        worst = np.inf
+        sq_r = sq_rows[r]
         for c in range(m):
-            v = dist2[r, c]
+            v = (sq_r + sq_cols[c]) - 2.0 * dot[r, c]
+            if c == itself:
+                continue
             if count < k:
                 p = count
                 count += 1
-            elif v < vals[k - 1]:
+            elif v < worst:
                 p = k - 1
             else:
                 continue
@@ -73,6 +83,8 @@ def _smallest(dist2, k, nbrs, kth2):
                 p -= 1
             vals[p] = v
             idx[p] = c
+            if count == k:
+                worst = vals[k - 1]
         for a in range(k):
             nbrs[r, a] = idx[a]
         kth2[r] = vals[k - 1]
@@ -80,54 +92,47 @@ def _smallest(dist2, k, nbrs, kth2):
 
 @numba.njit(cache=True, nogil=True)
 def _dot_to_distance(dot, sq_rows, sq_cols):
-    """``dot[r, c] <- (sq_rows[r] + sq_cols[c]) - 2 dot[r, c]`` in place: one pass, no n x n temporaries."""
+    """``dot[r, c] <- (sq_rows[r] + sq_cols[c]) - 2 dot[r, c]`` in place (the same expression as ``_nearest``)."""
     for r in range(dot.shape[0]):
         for c in range(dot.shape[1]):
             dot[r, c] = (sq_rows[r] + sq_cols[c]) - 2.0 * dot[r, c]
 
 
-class _Distances:
-    """Squared Euclidean distances among the rows of ``white``, as (|a|^2 + |b|^2) - 2 a.b, written over the
-    product a.b (temporaries cost milliseconds each at n = 2000)."""
+class Distances:
+    """Squared Euclidean distances among the rows of ``white``, as (|a|^2 + |b|^2) - 2 a.b over row blocks of the
+    product a.b."""
 
-    def __init__(self, white):
-        self.white = white
-        self.sq = np.einsum("ij,ij->i", white, white)
-        n = white.shape[0]
-        self.rows = max(1, BLOCK_ELEMENTS // max(n, 1))
-        self.whole = None
+    def __init__(self, white, sq=None):
+        self.white = np.ascontiguousarray(white, dtype=np.float64)
+        self.sq = np.einsum("ij,ij->i", self.white, self.white) if sq is None else sq
 
-    def _block(self, rows, cols):
-        """Distances of ``rows`` to ``cols`` (None, None: all to all, as ``w @ w.T``, which numpy computes as a
-        symmetric product)."""
-        if rows is None:
-            dot, sq_rows, sq_cols = self.white @ self.white.T, self.sq, self.sq
-        else:
-            dot, sq_rows, sq_cols = self.white[rows] @ self.white[cols].T, self.sq[rows], self.sq[cols]
-        _dot_to_distance(dot, sq_rows, sq_cols)
-        return dot
-
-    def neighbours(self, k):
-        """(n, k) indices of each point's ``k`` nearest other points, and the squared distance of the k-th."""
+    def neighbours(self, k, first=0, last=None):
+        """(m, k) indices of the ``k`` nearest other points of each point ``first..last-1`` (default: all; ``first``
+        a multiple of ``BLOCK_ROWS``), and the squared distance of each one's k-th."""
         n = self.white.shape[0]
-        nbrs, kth2 = np.empty((n, k), dtype=np.int64), np.empty(n)
-        everything = np.arange(n)
-        for start in range(0, n, self.rows):
-            rows = everything[start:start + self.rows]
-            dist2 = self._block(rows, everything) if rows.size < n else self._block(None, None)
-            dist2[np.arange(rows.size), rows] = np.inf
-            _smallest(dist2, k, nbrs[start:start + rows.size], kth2[start:start + rows.size])
-            if rows.size == n:
-                self.whole = dist2
+        last = n if last is None else last
+        nbrs, kth2 = np.empty((last - first, k), dtype=np.int64), np.empty(last - first)
+        for start in range(first, last, BLOCK_ROWS):
+            stop = min(start + BLOCK_ROWS, last)
+            _nearest(self.white[start:stop] @ self.white.T, self.sq[start:stop], self.sq, start, k,
+                     nbrs[start - first:stop - first], kth2[start - first:stop - first])
         return nbrs, kth2
 
     def between(self, rows, cols):
-        return self.whole[np.ix_(rows, cols)] if self.whole is not None else self._block(rows, cols)
+        """Squared distances of the points ``rows`` to the points ``cols``."""
+        dot = self.white[rows] @ self.white[cols].T
+        _dot_to_distance(dot, self.sq[rows], self.sq[cols])
+        return dot
 
 
-def _knn_components(white, k):
-    distances = _Distances(white)
-    nbrs, kth2 = distances.neighbours(k)
+def local_neighbours(distances, k):
+    """Every point's neighbours (``Distances.neighbours``), all computed in this process."""
+    return distances.neighbours(k)
+
+
+def _knn_components(white, k, neighbours=local_neighbours):
+    distances = Distances(white)
+    nbrs, kth2 = neighbours(distances, k)
     # Mutual neighbours only: a small group between two modes has the modes' points among its neighbours, but
     # not the other way round, so it cannot chain separate modes into one component. Edge i -- nbrs[i, a] is
     # mutual when i is among that neighbour's own neighbours (an n x k x k test, not an n x n graph).
@@ -178,12 +183,15 @@ def _absorb_small(labels, distances, min_size, far2, points, segments):
         labels = np.where(labels == target, labels[outside[where[1]]], labels)
 
 
-def find_clusters(points, k=10, min_size=None, depth=0, separated=SEPARATED, segments=None):
+def find_clusters(points, k=10, min_size=None, depth=0, separated=SEPARATED, segments=None,
+                  neighbours=local_neighbours):
     """Cluster labels ``0..C-1`` for ``points`` (n, d), components of the kNN graph, refined recursively.
     ``separated``: a component smaller than ``min_size`` stays a cluster when its nearest outside point is this
     many times farther than the median k-th-neighbour distance (``inf``: never). ``segments``: a
     ``sampler.connectivity.Segments`` for live points (unit-cube ``points``): a small component also stays a
-    cluster when the contour does not join it to its nearest outside points."""
+    cluster when the contour does not join it to its nearest outside points. ``neighbours(distances, k)``: what
+    computes the kNN rows (:func:`local_neighbours`, or one that splits the row blocks over MPI ranks with the
+    same bits)."""
     n, d = points.shape
     min_size = MIN_SIZE if min_size is None else min_size
     if n < 2 * min_size:
@@ -193,7 +201,7 @@ def find_clusters(points, k=10, min_size=None, depth=0, separated=SEPARATED, seg
     # component counts only when a gap separates it (the mutual kNN graph of one thin elongated mode can lose a
     # tip). Then decorrelated coordinates, where one elongated mode looks round and two parallel ridges come apart.
     for full in (False, True):
-        ncomp, labels, distances, kth = _knn_components(_whiten(points, full), min(k, n - 1))
+        ncomp, labels, distances, kth = _knn_components(_whiten(points, full), min(k, n - 1), neighbours)
         if ncomp > 1:
             labels = _absorb_small(labels, distances, min_size if full else n + 1, (separated * kth) ** 2, points,
                                    segments)
@@ -206,8 +214,8 @@ def find_clusters(points, k=10, min_size=None, depth=0, separated=SEPARATED, seg
     next_id = 0
     for cid in ids:
         members = np.flatnonzero(labels == cid)
-        sub = (find_clusters(points[members], k, min_size, depth + 1, separated, segments) if depth + 1 < MAX_DEPTH
-               else np.zeros(members.size, dtype=np.int64))
+        sub = (np.zeros(members.size, dtype=np.int64) if depth + 1 >= MAX_DEPTH
+               else find_clusters(points[members], k, min_size, depth + 1, separated, segments, neighbours))
         out[members] = sub + next_id
         next_id += int(sub.max()) + 1
     return out

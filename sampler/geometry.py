@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .clustering import find_clusters
+from .triangular import lower_solve
 
 # Volume factor of the bounding ellipsoids beyond the outermost live point: margin for the part of the contour
 # between the outermost points and the contour itself (which matters most for small modes with few points,
@@ -56,18 +57,20 @@ class Geometry(NamedTuple):
 SMALL_CLUSTER_VOLUME = 4.0
 
 
-def _cluster_shape(points, dense, reference):
+def _cluster_shape(points, dense, reference, cov=None):
     """(mean, chol, cov, radius2, log_volume) of one cluster; ``reference`` is ``(cov, radius2, points)`` of the
-    cluster whose shape a cluster with fewer than ``d + 2`` points borrows."""
+    cluster whose shape a cluster with fewer than ``d + 2`` points borrows; ``cov``: the points' covariance when
+    already known."""
     n, d = points.shape
     mean = points.mean(axis=0)
     small = n <= d + 1
     if small:
         ref_cov, ref_radius2, ref_n = reference
         cov = ref_cov * (n / ref_n) ** (2.0 / d)
-    else:
-        cov = np.atleast_2d(np.cov(points, rowvar=False))
-    if not dense or n < 2 * (d + 1):
+    elif cov is None:
+        cov = covariance(points)
+    diagonal = not dense or n < 2 * (d + 1)
+    if diagonal:
         cov = np.diag(np.diag(cov))
     # A floor relative to each direction's own variance keeps the factor well defined for degenerate sets.
     cov = cov + np.diag(1e-10 * np.diag(cov) + 1e-300)
@@ -75,8 +78,8 @@ def _cluster_shape(points, dense, reference):
         chol = np.linalg.cholesky(cov)
     except np.linalg.LinAlgError:
         cov = np.diag(np.diag(cov))
-        chol = np.sqrt(cov)
-    white = np.linalg.solve(chol, (points - mean).T)
+        chol, diagonal = np.sqrt(cov), True
+    white = lower_solve(chol, (points - mean).T, diagonal)
     radius2 = float(np.max(np.einsum("ij,ij->j", white, white))) * ENLARGE_VOLUME ** (2.0 / d)
     if small:
         radius2 = max(radius2, ref_radius2 * SMALL_CLUSTER_VOLUME ** (2.0 / d))
@@ -85,18 +88,20 @@ def _cluster_shape(points, dense, reference):
     return mean, chol, cov, radius2, log_volume
 
 
-def build(points, labels, dense=True) -> Geometry:
-    """Geometry of the live points ``points`` (n, d) grouped by ``labels`` (0..C-1, every label present)."""
+def build(points, labels, dense=True, cov=None) -> Geometry:
+    """Geometry of the live points ``points`` (n, d) grouped by ``labels`` (0..C-1, every label present); ``cov``:
+    the covariance of all the points when already known (used when they are one cluster)."""
     points = np.asarray(points, dtype=np.float64)
     d = points.shape[1]
     members = [points[labels == c] for c in range(int(labels.max()) + 1)]
     largest = max(range(len(members)), key=lambda c: len(members[c]))
     ref_shape = None
     if len(members[largest]) > d + 1:
-        ref_shape = _cluster_shape(members[largest], dense, None)
+        whole = cov if len(members) == 1 else None
+        ref_shape = _cluster_shape(members[largest], dense, None, whole)
         reference = (ref_shape[2], ref_shape[3], len(members[largest]))
     else:  # too few points anywhere: the whole set's spread, one covariance radius
-        cov = np.atleast_2d(np.cov(points, rowvar=False)) if points.shape[0] > 1 else np.eye(d) / 12.0
+        cov = covariance(points) if points.shape[0] > 1 else np.eye(d) / 12.0
         reference = (cov, 1.0, points.shape[0])
     # The largest cluster's shape is computed once (this runs every iteration).
     shapes = [ref_shape if c == largest and ref_shape is not None else _cluster_shape(m, dense, reference)
@@ -131,15 +136,24 @@ def with_ghosts(geometry: Geometry, mean, cov, radius2) -> Geometry:
 CORRELATED = 0.3  # largest |correlation| between two coordinates below which a diagonal metric is used
 
 
-def correlated(points) -> bool:
-    """Whether the points' coordinates are correlated enough to need a dense metric. A dense metric costs
-    O(d^2) per direction, reflection and jump where a diagonal one costs O(d): on the isotropic 30-D Gaussian it
-    made sampling several times slower for nothing. The noise of a correlation from n points is ~ 1/sqrt(n)
-    (0.05 for 450), far below the threshold."""
+def covariance(points) -> np.ndarray:
+    """(d, d) covariance of the rows of ``points``."""
+    return np.atleast_2d(np.cov(points, rowvar=False))
+
+
+def correlated(points, cov=None) -> bool:
+    """Whether the points' coordinates are correlated enough to need a dense metric (``cov``: their covariance,
+    when already known). A dense metric costs O(d^2) per direction, reflection and jump where a diagonal one costs
+    O(d): on the isotropic 30-D Gaussian it made sampling several times slower for nothing. The noise of a
+    correlation from n points is ~ 1/sqrt(n) (0.05 for 450), far below the threshold."""
     points = np.asarray(points, dtype=np.float64)
     if points.shape[1] < 2 or points.shape[0] < 3:
         return False
-    corr = np.corrcoef(points, rowvar=False)
+    corr = covariance(points) if cov is None else cov.copy()
+    stddev = np.sqrt(np.diag(corr))  # as np.corrcoef
+    corr /= stddev[:, None]
+    corr /= stddev[None, :]
+    np.clip(corr, -1, 1, out=corr)
     np.fill_diagonal(corr, 0.0)
     return bool(np.nanmax(np.abs(corr)) > CORRELATED)
 
@@ -150,7 +164,7 @@ def whiten(geometry: Geometry, x, cluster) -> np.ndarray:
     out = np.empty_like(x, dtype=np.float64)
     for c in np.unique(cluster):
         rows = np.flatnonzero(cluster == c)
-        out[rows] = np.linalg.solve(geometry.chol[c], (x[rows] - geometry.mean[c]).T).T
+        out[rows] = lower_solve(geometry.chol[c], (x[rows] - geometry.mean[c]).T, not geometry.dense).T
     return out
 
 

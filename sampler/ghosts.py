@@ -20,6 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .triangular import lower_solve
+
 LIFETIME = 3.0  # e-folds of the prior volume a ghost lasts: ceil(LIFETIME * nlive / k) iterations
 
 
@@ -39,7 +41,7 @@ class Ghosts(NamedTuple):
 
 def _holds(mean, cov, radius2, points):
     """Whether any of ``points`` lies inside the ellipsoid."""
-    white = np.linalg.solve(np.linalg.cholesky(cov), (points - mean).T)
+    white = lower_solve(np.linalg.cholesky(cov), (points - mean).T)
     return bool(np.any(np.einsum("ij,ij->j", white, white) <= radius2))
 
 

@@ -102,6 +102,13 @@ def blocks(nrows: int, size: int) -> np.ndarray:
     return counts
 
 
+def whole_blocks(nrows: int, size: int, block: int) -> np.ndarray:
+    """Rows per rank when rows go out in whole blocks of ``block`` rows (the last block shorter), as
+    :func:`blocks` shares the blocks."""
+    ends = np.minimum(np.cumsum(blocks(-(-nrows // block), size) * block), nrows)
+    return np.diff(np.concatenate([[0], ends])).astype(np.int64)
+
+
 def _offsets(counts):
     return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
@@ -215,6 +222,28 @@ class RootPool(_Pool):
 
         return advance_all, evaluate_all
 
+    def neighbours(self, distances, k):
+        """``sampler.clustering.local_neighbours`` split over the ranks: whole blocks of ``BLOCK_ROWS`` rows each,
+        so every block is the same product in any process and the labels are the single process's bits."""
+        from .clustering import BLOCK_ROWS, local_neighbours
+
+        n = distances.white.shape[0]
+        if n <= BLOCK_ROWS:  # one block: the messages would cost more than the block
+            return local_neighbours(distances, k)
+        counts = whole_blocks(n, self.size, BLOCK_ROWS)
+        offsets = _offsets(counts)
+        self._command(("neighbours", n, distances.white.shape[1], k))
+        self.comm.Bcast(distances.white, root=0)
+        self.comm.Bcast(distances.sq, root=0)
+        nbrs, kth2 = np.empty((n, k), np.int64), np.empty(n)
+        start = time.perf_counter()
+        try:
+            nbrs[:counts[0]], kth2[:counts[0]] = distances.neighbours(k, 0, int(counts[0]))
+        finally:
+            self.busy += time.perf_counter() - start
+            self._collect(counts, offsets, [nbrs, kth2])
+        return nbrs, kth2
+
     def _collect(self, counts, offsets, outputs):
         statuses = self._statuses(None)
         for full in outputs:
@@ -305,6 +334,8 @@ class WorkerPool(_Pool):
                                                   data, codes, args, *geometry, *work) if n else None)
                 self.chains += n
                 self._reply(error, counts, offsets, [chain_rng] + work[-5:])
+            elif kind == "neighbours":
+                self._neighbours(*command[1:])
             elif kind == "evaluate":
                 _, rows, width = command
                 counts_e, offsets_e = self._counts(rows)
@@ -314,6 +345,24 @@ class WorkerPool(_Pool):
                 theta_buf = np.empty((m, width), dtype)
                 error = self._run(lambda: evaluate(thetas, data, theta_buf, workspace.scratch[0], out) if m else None)
                 self._reply(error, counts_e, offsets_e, [out])
+
+    def _neighbours(self, n, d, k):
+        """This rank's block of the kNN rows (``RootPool.neighbours``)."""
+        from .clustering import BLOCK_ROWS, Distances
+
+        white, sq = np.empty((n, d)), np.empty(n)
+        self.comm.Bcast(white, root=0)
+        self.comm.Bcast(sq, root=0)
+        counts = whole_blocks(n, self.size, BLOCK_ROWS)
+        offsets = _offsets(counts)
+        first, m = int(offsets[self.rank]), int(counts[self.rank])
+        result = [np.empty((m, k), np.int64), np.empty(m)]
+
+        def work():
+            result[0][:], result[1][:] = Distances(white, sq).neighbours(k, first, first + m)
+
+        error = self._run(work)
+        self._reply(error, counts, offsets, result)
 
     def _run(self, work):
         start = time.perf_counter()

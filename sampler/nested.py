@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import decorrelation
+from . import clustering, decorrelation
 from . import geometry as geo
 from . import ghosts as lost_modes
 from .connectivity import Segments, join_connected
@@ -139,6 +139,7 @@ class Proposal(NamedTuple):
     nlive: int
     dense: bool
     logl_at: object  # logl_at(u) -> log-likelihoods of unit-cube points (m, d): the connectivity test's
+    neighbours: object = clustering.local_neighbours  # the kNN rows of the clustering (split over MPI ranks)
 
 
 def reclusters(state, settings) -> bool:
@@ -158,14 +159,16 @@ def reclusters(state, settings) -> bool:
 MAX_CLUSTERED = 2048
 
 
-def cluster_labels(u, segments):
+def cluster_labels(u, segments, neighbours=clustering.local_neighbours):
     """Cluster labels 0..C-1 of the unit-cube points ``u`` (n, d): kNN components, separated or joined by the
-    contour (``segments``: a :class:`Segments`); for more than ``MAX_CLUSTERED`` points, of a subset (above)."""
+    contour (``segments``: a :class:`Segments`); for more than ``MAX_CLUSTERED`` points, of a subset (above).
+    ``neighbours``: what computes the kNN rows (``sampler.clustering.find_clusters``)."""
     n = u.shape[0]
     if n <= MAX_CLUSTERED:
-        return join_connected(u, geo.relabel(u, segments=segments), segments)
+        return join_connected(u, geo.relabel(u, segments=segments, neighbours=neighbours), segments)
     subset = np.linspace(0, n - 1, MAX_CLUSTERED).round().astype(np.int64)
-    sub_labels = join_connected(u[subset], geo.relabel(u[subset], segments=segments), segments)
+    sub_labels = join_connected(u[subset], geo.relabel(u[subset], segments=segments, neighbours=neighbours),
+                                segments)
     if sub_labels.max() == 0:
         return np.zeros(n, np.int64)
     labels = geo.regions(geo.build(u[subset], sub_labels, geo.correlated(u[subset])), u)
@@ -173,12 +176,12 @@ def cluster_labels(u, segments):
     return np.unique(labels, return_inverse=True)[1].astype(np.int64)
 
 
-def _survivor_labels(state, survivors, settings, logl_star, logl_at):
+def _survivor_labels(state, survivors, settings, logl_star, proposal):
     """``(labels, likelihood evaluations spent)`` of the survivors."""
     if reclusters(state, settings):
         u = state.u[survivors]
-        segments = Segments(logl_at, logl_star, u)
-        return cluster_labels(u, segments), segments.evaluations
+        segments = Segments(proposal.logl_at, logl_star, u)
+        return cluster_labels(u, segments, proposal.neighbours), segments.evaluations
     # Clusters left without survivors disappear; ids are compacted to 0..C-1.
     return np.unique(state.labels[survivors], return_inverse=True)[1].astype(np.int64), 0
 
@@ -201,9 +204,11 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
             raise AllLiveTied(f"all {n} live points have logl = {logl_star!r}")
     removed, survivors = order[:m], np.sort(order[m:])
 
-    labels, nlike_joins = _survivor_labels(state, survivors, settings, logl_star, proposal.logl_at)
-    dense = proposal.dense and geo.correlated(state.u[survivors])
-    geometry = geo.build(state.u[survivors], labels, dense)
+    labels, nlike_joins = _survivor_labels(state, survivors, settings, logl_star, proposal)
+    survivor_u = state.u[survivors]
+    cov = geo.covariance(survivor_u)
+    dense = proposal.dense and geo.correlated(survivor_u, cov)
+    geometry = geo.build(survivor_u, labels, dense, cov)
     ghosts = _ghosts(state, removed, survivors, dense, proposal, settings)
     geometry = geo.with_ghosts(geometry, ghosts.mean, ghosts.cov, ghosts.radius2)
     starts = survivors[generator.integers(0, survivors.size, size=k)]
@@ -264,6 +269,8 @@ def _ghosts(state, removed, survivors, dense, proposal, settings):
     old = lost_modes.Ghosts(state.ghost_mean, state.ghost_cov, state.ghost_radius2, state.ghost_until)
     if not settings.clustering:
         return old
+    if old.radius2.size == 0 and state.labels.size and not np.any(state.labels != state.labels[0]):
+        return old  # one cluster and no ghosts: nothing lost, nothing to expire
     # New points of the last iteration may carry a ghost's index: compact the labels to 0..C-1 first.
     labels = np.unique(state.labels, return_inverse=True)[1]
     lost = np.setdiff1d(labels[removed], labels[survivors])

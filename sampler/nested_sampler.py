@@ -12,6 +12,7 @@ from nestgrad.likelihoods import backends
 
 from . import evidence
 from . import mpi_pool
+from .clustering import local_neighbours
 from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, read_checkpoint, restore_generator,
                          write_checkpoint)
 from . import geometry as geo
@@ -202,12 +203,14 @@ class NestedSampler:
         getattr(advance, "advance", advance)(*warm)  # compiles here when the kernel was not loaded
         evaluate(*warm_evaluate)
         self._local = (advance, evaluate)
+        neighbours = local_neighbours
         if pool is not None and pool.rank == 0:
             advance, evaluate = pool.wrap(advance, evaluate)
+            neighbours = pool.neighbours
             pool.announce_ready()
         self._evaluate = evaluate
         self._proposal = Proposal(advance, self._workspace, kern.data, codes, args, self.k, self.nlive, self.dense,
-                                  self._logl_at)
+                                  self._logl_at, neighbours)
         self.compile_info = {"seconds": time.perf_counter() - start + self._prepare_seconds, "kernel": origin}
         if child_seconds is not None:
             self.compile_info["child"] = child_seconds

@@ -3,6 +3,8 @@
 the run's ``mpi`` statistics and whether mpi4py was imported (OUT.json).
 
 --plateau: a likelihood clipped to a floor, whose live set widens before the floor dies (``sampler.nested``).
+--modes: a three-mode mixture at nlive 600, whose clustering splits its kNN rows over the ranks; OUT.json counts
+the splits (``split_neighbours``).
 --fail-at N: rank 1 raises in its Nth block (a Python error in a worker); --kill-at N: rank 1 kills itself with
 SIGKILL at its Nth block (a dead rank); --term-at N: rank 0 sends itself SIGTERM after iteration N (a
 scheduler's time limit). All three are test-only faults injected from here, not sampler options.
@@ -36,6 +38,21 @@ def inject(fail_at, kill_at):
     mpi_pool.WorkerPool._run = run
 
 
+def count_splits():
+    """Counts rank 0's kNN computations that went over the ranks (more than one block of rows)."""
+    from nestgrad.sampler.clustering import BLOCK_ROWS
+
+    count = [0]
+    original = mpi_pool.RootPool.neighbours
+
+    def neighbours(self, distances, k):
+        count[0] += distances.white.shape[0] > BLOCK_ROWS
+        return original(self, distances, k)
+
+    mpi_pool.RootPool.neighbours = neighbours
+    return count
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
@@ -46,9 +63,17 @@ def main():
     parser.add_argument("--kill-at", type=int)
     parser.add_argument("--term-at", type=int)
     parser.add_argument("--plateau", action="store_true", help="the floor-clipped likelihood: the live set widens")
+    parser.add_argument("--modes", action="store_true", help="a mixture whose kNN rows are split over the ranks")
     args = parser.parse_args()
     inject(args.fail_at, args.kill_at)
-    if args.plateau:
+    splits = count_splits()
+    if args.modes:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from hard_problems import unequal_mixture
+
+        problem = unequal_mixture()
+        sampler = NestedSampler(problem, problem.prior, nlive=600, seed=2)
+    elif args.plateau:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from hard_problems import floor_peak
 
@@ -74,7 +99,7 @@ def main():
              birth=results.dead.logl_birth, logz=results.logz)
     with open(args.out + ".json", "w") as handle:
         json.dump({"mpi": results.mpi, "niter": results.niter, "k": sampler.k,
-                   "mpi4py_imported": "mpi4py" in sys.modules}, handle)
+                   "mpi4py_imported": "mpi4py" in sys.modules, "split_neighbours": splits[0]}, handle)
     return 0
 
 

@@ -71,8 +71,8 @@ def test_a_lone_survivor_gets_an_ellipsoid_around_its_mode(d):
 
 @pytest.mark.parametrize("d,survivors", [(2, 1), (5, 3), (10, 2)])
 def test_row_blocks_of_the_distance_matrix_find_the_same_clusters(d, survivors, monkeypatch):
-    """Large live sets build the kNN graph in row blocks (an n x n matrix at nlive 1e5 is 80 GB): the blocks, down
-    to a few rows each, give the labels of the whole matrix, small separated modes included."""
+    """The kNN graph is built in row blocks (an n x n matrix at nlive 1e5 is 80 GB): blocks of any size, down to a
+    row each, give the same labels, small separated modes included."""
     import nestgrad.sampler.clustering as clustering
 
     for seed in range(4):
@@ -81,7 +81,7 @@ def test_row_blocks_of_the_distance_matrix_find_the_same_clusters(d, survivors, 
                             _ball(rng, survivors, d, np.r_[4.0, -4.0, np.zeros(d - 2)], 0.3)])
         whole = find_clusters(points)
         assert np.unique(whole).size == 3
-        for block_elements in (7 * points.shape[0], 1):  # 7 rows per block; one row per block
-            monkeypatch.setattr(clustering, "BLOCK_ELEMENTS", block_elements)
+        for block_rows in (7, 1, points.shape[0]):  # 7 rows per block; one row per block; the whole matrix
+            monkeypatch.setattr(clustering, "BLOCK_ROWS", block_rows)
             np.testing.assert_array_equal(find_clusters(points), whole)
             monkeypatch.undo()

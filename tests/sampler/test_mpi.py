@@ -127,6 +127,17 @@ def test_a_widening_plateau_gives_the_single_process_bits(tmp_path):
 
 
 @needs_mpi
+def test_clustering_split_over_ranks_gives_the_single_process_bits(tmp_path):
+    """The kNN rows of the clustering go to the ranks in whole blocks: the labels, hence the run, do not change."""
+    _, reference, one = launch(tmp_path / "one.npz", 1, "--modes")
+    assert one["split_neighbours"] == 0  # no pool in a single process
+    for ranks in (2, 3):
+        _, arrays, info = launch(tmp_path / f"r{ranks}.npz", ranks, "--modes")
+        assert info["split_neighbours"] > 10
+        assert_same_bits(reference, arrays)
+
+
+@needs_mpi
 def test_resume_on_another_rank_count_gives_the_same_bits(single, tmp_path):
     _, reference, _ = single
     checkpoint = tmp_path / "checkpoint.npz"
