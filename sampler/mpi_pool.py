@@ -15,9 +15,10 @@ PMI/PMI2, ``OMPI_COMM_WORLD_SIZE`` from Open MPI, ``MV2_COMM_WORLD_SIZE`` from M
 Protocol (rank 0 -> others, in order): a command tuple (``_command``: a polled ``Ibcast``, then ``bcast``) —
 ``("ready",)`` once the chain kernel is built (workers load it from the cache only then, so a cold cache is
 compiled once, not once per rank),
-``("advance", logl_star, ctrl, geometry)``, ``("evaluate", n)``, ``("stats",)`` and ``("stop", results)`` — then,
-for the work commands, ``Scatterv`` of the per-chain rows and ``Gatherv`` of the results (numpy buffers, no
-pickle). A worker's Python error is caught and sent back with its block; rank 0 raises :class:`RankError`
+``("advance", logl_star, ctrl, geometry)``, ``("evaluate", n)``, ``("neighbours", n, d, k)``, ``("stats",)`` and
+``("stop", results)`` — then, for the work commands, ``Scatterv`` of the per-chain rows (``Bcast`` of the whitened
+points for the clustering's kNN rows, which go out in whole blocks) and ``Gatherv`` of the results (numpy
+buffers, no pickle). A worker's Python error is caught and sent back with its block; rank 0 raises :class:`RankError`
 naming the rank. A rank killed by a signal makes the launcher end the whole job (MPICH, Open MPI and Slurm do);
 rank 0's last checkpoint stays intact and ``--resume`` continues it with any number of ranks.
 """
