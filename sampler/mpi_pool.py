@@ -253,7 +253,7 @@ class RootPool(_Pool):
         if failed:
             rank, status = failed[0]
             raise RankError(f"MPI rank {rank} of {self.size} ({status['host']}, pid {status['pid']}) failed while "
-                            f"running its share of the chains or likelihood calls: {status['error']}")
+                            f"running its share of the chains, likelihood calls or clustering: {status['error']}")
 
     def begin(self):
         """A run starts: the workers are serving it until :meth:`stop`."""
