@@ -74,11 +74,14 @@ def _cluster_shape(points, dense, reference, cov=None):
         cov = np.diag(np.diag(cov))
     # A floor relative to each direction's own variance keeps the factor well defined for degenerate sets.
     cov = cov + np.diag(1e-10 * np.diag(cov) + 1e-300)
-    try:
-        chol = np.linalg.cholesky(cov)
-    except np.linalg.LinAlgError:
-        cov = np.diag(np.diag(cov))
-        chol, diagonal = np.sqrt(cov), True
+    if diagonal:  # the factor of a diagonal matrix: what LAPACK computes, without the call
+        chol = np.sqrt(cov)
+    else:
+        try:
+            chol = np.linalg.cholesky(cov)
+        except np.linalg.LinAlgError:
+            cov = np.diag(np.diag(cov))
+            chol, diagonal = np.sqrt(cov), True
     white = lower_solve(chol, (points - mean).T, diagonal)
     radius2 = float(np.max(np.einsum("ij,ij->j", white, white))) * ENLARGE_VOLUME ** (2.0 / d)
     if small:
@@ -93,7 +96,8 @@ def build(points, labels, dense=True, cov=None) -> Geometry:
     the covariance of all the points when already known (used when they are one cluster)."""
     points = np.asarray(points, dtype=np.float64)
     d = points.shape[1]
-    members = [points[labels == c] for c in range(int(labels.max()) + 1)]
+    nclusters = int(labels.max()) + 1
+    members = [points] if nclusters == 1 else [points[labels == c] for c in range(nclusters)]
     largest = max(range(len(members)), key=lambda c: len(members[c]))
     ref_shape = None
     if len(members[largest]) > d + 1:
@@ -161,6 +165,8 @@ def correlated(points, cov=None) -> bool:
 def whiten(geometry: Geometry, x, cluster) -> np.ndarray:
     """``L_c^-1 (x - mu_c)`` for each row of ``x`` (m, d), ``c`` the row's entry of ``cluster`` (m,)."""
     x = np.atleast_2d(x)
+    if geometry.nclusters == 1:
+        return lower_solve(geometry.chol[0], (x - geometry.mean[0]).T, not geometry.dense).T
     out = np.empty_like(x, dtype=np.float64)
     for c in np.unique(cluster):
         rows = np.flatnonzero(cluster == c)

@@ -12,7 +12,8 @@ When MPI is used: when the launcher says there is more than one rank (``PMI_SIZE
 PMI/PMI2, ``OMPI_COMM_WORLD_SIZE`` from Open MPI, ``MV2_COMM_WORLD_SIZE`` from MVAPICH), or when
 ``NESTGRAD_MPI=1``; ``NESTGRAD_MPI=0`` turns it off. A plain run never imports mpi4py.
 
-Protocol (rank 0 -> others, in order): a command tuple (``_command``: a polled ``Ibcast``, then ``bcast``) —
+Protocol (rank 0 -> others, in order): a command tuple (``_command``: its size in a polled ``Ibcast``, then the
+pickled tuple in another) —
 ``("ready",)`` once the chain kernel is built (workers load it from the cache only then, so a cold cache is
 compiled once, not once per rank),
 ``("advance", logl_star, ctrl, geometry)``, ``("evaluate", n)``, ``("neighbours", n, d, k)``, ``("stats",)`` and
@@ -25,6 +26,7 @@ rank 0's last checkpoint stays intact and ``--resume`` continues it with any num
 
 import atexit
 import os
+import pickle
 import signal
 import socket
 import time
@@ -36,9 +38,15 @@ from nestgrad.likelihoods.backends.placement import launcher_count, local_rank, 
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE")
 
 _POOL = None
-# Waiting for other ranks: poll this many times, then nap between polls. A blocking MPI call spins at 100% CPU
-# (MPICH, Open MPI), which on a shared or oversubscribed node takes the core from the ranks still computing.
-SPINS, NAP_SECONDS = 200, 0.0002
+# Waiting for other ranks: poll for SPIN_SECONDS, then nap between polls. A blocking MPI call spins at 100% CPU
+# (MPICH, Open MPI), which on a shared or oversubscribed node takes the core from the ranks still computing; napping
+# from the start made every wait end up to a nap late, on both sides of each message. Most waits (rank 0 for the
+# slowest block, a rank for its next command) last well under SPIN_SECONDS; measured at nlive 2000 on 2 ranks,
+# 0.2 ms naps after 200 polls gave 1.50x the single process, polling only 1.65x.
+SPIN_SECONDS, NAP_SECONDS = 0.004, 0.00005
+
+
+_ERROR_TAG = 77  # a failing rank's error message to rank 0
 
 
 class RankError(RuntimeError):
@@ -114,6 +122,28 @@ def _offsets(counts):
     return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
 
+def pack_rows(arrays) -> np.ndarray:
+    """Row ``i`` of each array side by side as bytes, ``(rows, bytes per row)``: one message for several arrays
+    (each message is a handshake between the ranks, a tenth of a millisecond here). Bytes, not values, so every
+    bit comes through, whatever the dtype."""
+    return np.concatenate([_row_bytes(np.ascontiguousarray(a)) for a in arrays], axis=1)
+
+
+def _row_bytes(a):
+    """A C-contiguous array as a (rows, bytes per row) uint8 view."""
+    return a.reshape(a.shape[0], int(np.prod(a.shape[1:], dtype=np.int64))).view(np.uint8)
+
+
+def unpack_rows(packed, arrays):
+    """The inverse of :func:`pack_rows`, into ``arrays`` (C-contiguous, modified in place)."""
+    column = 0
+    for a in arrays:
+        view = _row_bytes(a)
+        width = view.shape[1]
+        view[:] = packed[:, column:column + width]
+        column += width
+
+
 class _Pool:
     def __init__(self, comm):
         self.comm = comm
@@ -122,30 +152,56 @@ class _Pool:
         self.waiting = 0.0   # seconds blocked waiting for other ranks
         self.chains = 0      # chains run on this rank
         self.started = None  # when this rank's part of the run began
+        self._pending = None  # rank 0: the last command's message, still being sent
 
     def _wait(self, request):
-        """Complete a non-blocking request, polling then napping (see SPINS); the seconds count as waiting."""
+        """Complete a non-blocking request, polling then napping (see SPIN_SECONDS); the seconds count as
+        waiting."""
         start = time.perf_counter()
-        spins = 0
         while not request.Test():
-            spins += 1
-            if spins > SPINS:
+            if time.perf_counter() - start > SPIN_SECONDS:
                 time.sleep(NAP_SECONDS)
         self.waiting += time.perf_counter() - start
 
+    def loaded(self):
+        """Every rank, once it has its chain kernel: wait (politely) until all have it."""
+        self._wait(self.comm.Ibarrier())
+
     def _command(self, message=None):
-        """Rank 0's command to every rank: a one-number ``Ibcast`` waited for politely, then the (small, pickled)
-        message itself, which then arrives at once."""
-        flag = np.ones(1, np.int64)
-        self._wait(self.comm.Ibcast(flag, root=0))
-        return self.comm.bcast(message, root=0)
+        """Rank 0's command to every rank: its pickled size in a one-number ``Ibcast`` that the others wait for
+        politely, then the pickled message in a second ``Ibcast``. Rank 0 does not wait for the second (a blocking
+        send of the ~15 kB geometry waited for the receivers' next poll, 0.26 ms per iteration): it completes
+        during rank 0's next MPI calls and is finished before the next command."""
+        if self.rank == 0:
+            payload = np.frombuffer(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL), np.uint8)
+            self.finish_command()
+            self._wait(self.comm.Ibcast(np.array([payload.size], np.int64), root=0))
+            self._pending = (self.comm.Ibcast(payload, root=0), payload)
+            return message
+        size = np.empty(1, np.int64)
+        self._wait(self.comm.Ibcast(size, root=0))
+        payload = np.empty(int(size[0]), np.uint8)
+        self._wait(self.comm.Ibcast(payload, root=0))
+        return pickle.loads(payload)
+
+    def finish_command(self):
+        """Rank 0: complete the last command's message (see :meth:`_command`)."""
+        if self._pending is not None:
+            self._pending[0].Wait()
+            self._pending = None
 
     def _statuses(self, error):
-        """Every rank's error (None when it succeeded) on rank 0, after all of them finished their block."""
+        """Every rank's error (None when it succeeded) on rank 0, after all of them finished their block: a flag
+        from every rank, and the error itself, point to point, only from a rank that failed (no collective of
+        pickled objects on every iteration)."""
         flag = np.array([error is not None], np.int64)
         flags = np.empty(self.size, np.int64) if self.rank == 0 else None
         self._wait(self.comm.Igather(flag, flags, root=0))  # rank 0 waits here for the slowest rank
-        return self.comm.gather(error, root=0)
+        if self.rank != 0:
+            if error is not None:
+                self.comm.send(error, dest=0, tag=_ERROR_TAG)
+            return None
+        return [None] + [self.comm.recv(source=r, tag=_ERROR_TAG) if flags[r] else None for r in range(1, self.size)]
 
     def _counts(self, nrows):
         counts = blocks(nrows, self.size)
@@ -184,8 +240,10 @@ class RootPool(_Pool):
         atexit.register(self.stop)  # workers must never wait forever, whatever way rank 0 ends
 
     def announce_ready(self):
-        """Tell the workers the chain kernel is in the cache (each sampler once: they load it now)."""
+        """Tell the workers the chain kernel is in the cache (each sampler once: they load it now), and wait until
+        every rank has loaded it, so that a run's compile stage holds every rank's loading and its sampling none."""
         self._command(("ready",))
+        self.loaded()
 
     def wrap(self, advance, evaluate):
         """``(advance, evaluate)`` with the local kernel's signatures, running over every rank."""
@@ -194,8 +252,7 @@ class RootPool(_Pool):
             geometry, work = rest[:5], rest[5:]
             counts, offsets = self._counts(u_start.shape[0])
             self._command(("advance", float(logl_star), ctrl, tuple(geometry)))
-            for full in (u_start, logl_start, step_sizes, chain_rng):
-                self._scatter_rows(full, None, counts, offsets)
+            self._scatter_rows(pack_rows((u_start, logl_start, step_sizes, chain_rng)), None, counts, offsets)
             mine = slice(0, int(counts[0]))
             start = time.perf_counter()
             try:
@@ -247,8 +304,10 @@ class RootPool(_Pool):
 
     def _collect(self, counts, offsets, outputs):
         statuses = self._statuses(None)
-        for full in outputs:
-            self._gather_rows(None, full, counts, offsets)
+        mine = int(counts[0])  # this rank's rows are in place; the others' arrive in one message
+        packed = np.empty((outputs[0].shape[0], sum(_row_bytes(a[:0]).shape[1] for a in outputs)), np.uint8)
+        self._gather_rows(None, packed, counts, offsets)
+        unpack_rows(packed[mine:], [a[mine:] for a in outputs])
         failed = [(r, s) for r, s in enumerate(statuses) if s is not None]
         if failed:
             rank, status = failed[0]
@@ -282,7 +341,8 @@ class RootPool(_Pool):
         try:
             self._command(("stop", results))
         except Exception:  # results that cannot be pickled: the workers return None instead
-            self.comm.bcast(("stop", None), root=0)
+            self._command(("stop", None))
+        self.finish_command()
 
 
 class WorkerPool(_Pool):
@@ -317,6 +377,7 @@ class WorkerPool(_Pool):
         u_start, step_sizes = np.empty((n, d)), np.empty(n)
         logl_start, chain_rng = np.empty(n), np.empty((n, 2), np.uint64)
         work = [a[:n] for a in workspace.arrays()]
+        packed_width = pack_rows((u_start, logl_start, step_sizes, chain_rng)).shape[1]
         while True:
             command = self._receive()
             kind = command[0]
@@ -329,8 +390,9 @@ class WorkerPool(_Pool):
                 continue
             if kind == "advance":
                 _, logl_star, ctrl, geometry = command
-                for local in (u_start, logl_start, step_sizes, chain_rng):
-                    self._scatter_rows(None, local, counts, offsets)
+                packed = np.empty((n, packed_width), np.uint8)
+                self._scatter_rows(None, packed, counts, offsets)
+                unpack_rows(packed, (u_start, logl_start, step_sizes, chain_rng))
                 error = self._run(lambda: advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng,
                                                   data, codes, args, *geometry, *work) if n else None)
                 self.chains += n
@@ -377,5 +439,4 @@ class WorkerPool(_Pool):
 
     def _reply(self, error, counts, offsets, outputs):
         self._statuses(error)
-        for local in outputs:
-            self._gather_rows(local, None, counts, offsets)
+        self._gather_rows(pack_rows(outputs), None, counts, offsets)

@@ -219,15 +219,15 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     chain_rng = state.chain_rng.copy()
     ws = proposal.workspace
     u_start = np.ascontiguousarray(state.u[starts])
-    proposal.advance(u_start, state.logl[starts], logl_star, step_sizes, ctrl, chain_rng, proposal.data,
+    logl_start = state.logl[starts]
+    proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
                      proposal.codes, proposal.args, *geometry[:5], *ws.arrays())
 
     stats = ws.stats
     steps = int(stats[:, STAT_STEPS].sum())
     outside_fraction = int(stats[:, STAT_OUTSIDE].sum()) / max(steps, 1)
     reversals = stats[:, STAT_REVERSE].copy()
-    rho_coord, rho_logl = decorrelation.chain_correlation(geometry, u_start, ws.out_u, state.logl[starts],
-                                                          ws.out_logl)
+    rho_coord, rho_logl = decorrelation.chain_correlation(geometry, u_start, ws.out_u, logl_start, ws.out_logl)
     rho = np.array([decorrelation.smooth(state.rho[0], rho_coord), decorrelation.smooth(state.rho[1], rho_logl)])
     info = NSInfo(
         dead_u=state.u[removed], dead_theta=state.theta[removed], dead_logl=state.logl[removed],
@@ -245,7 +245,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     new_threads = np.concatenate([state.thread[removed[:reused]],
                                   state.next_thread + np.arange(k - reused, dtype=np.int64)])
     new_state = NSState(
-        u=np.concatenate([state.u[survivors], ws.out_u]),
+        u=np.concatenate([survivor_u, ws.out_u]),
         theta=np.concatenate([state.theta[survivors], ws.out_theta]),
         logl=np.concatenate([state.logl[survivors], ws.out_logl]),
         logl_birth=np.concatenate([state.logl_birth[survivors], np.full(k, logl_star)]),

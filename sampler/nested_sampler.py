@@ -204,6 +204,8 @@ class NestedSampler:
         evaluate(*warm_evaluate)
         self._local = (advance, evaluate)
         neighbours = local_neighbours
+        if pool is not None and pool.rank != 0:
+            pool.loaded()  # rank 0 waits for this in announce_ready
         if pool is not None and pool.rank == 0:
             advance, evaluate = pool.wrap(advance, evaluate)
             neighbours = pool.neighbours
