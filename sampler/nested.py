@@ -190,19 +190,23 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     """One nested-sampling iteration; returns the new state and info, or raises :class:`AllLiveTied`."""
     n, d = state.u.shape
     k = proposal.k
-    order = np.argsort(state.logl, kind="stable")
-    sorted_logl = state.logl[order]
-    plateau = int(np.searchsorted(sorted_logl, sorted_logl[0], side="right"))
+    logl = state.logl
+    # O(n) selections instead of sorting the live set (8 ms per iteration at nlive 1e5): the same points, in the
+    # same order (the dead by logl, ties by index; the survivors by index).
+    plateau = int(np.count_nonzero(logl == np.nanmin(logl)))
     widen = plateau > max(1, n - k) and n + k <= widening_limit(proposal.nlive)
     if widen:  # draw more points from the current contour (module docstring); nothing dies
         m, logl_star = 0, float(np.max(state.logl_birth))
+        dies = np.zeros(n, dtype=bool)
     else:
         m = min(max(1, k + n - proposal.nlive), n)
-        logl_star = float(sorted_logl[m - 1])
-        m = int(np.searchsorted(sorted_logl, logl_star, side="right"))  # points tied with the contour die too
+        logl_star = float(np.partition(logl, m - 1)[m - 1])
+        dies = logl <= logl_star  # points tied with the contour die too
+        m = int(np.count_nonzero(dies))
         if m >= n:
             raise AllLiveTied(f"all {n} live points have logl = {logl_star!r}")
-    removed, survivors = order[:m], np.sort(order[m:])
+    removed = np.flatnonzero(dies)
+    removed, survivors = removed[np.argsort(logl[removed], kind="stable")], np.flatnonzero(~dies)
 
     labels, nlike_joins = _survivor_labels(state, survivors, settings, logl_star, proposal)
     survivor_u = state.u[survivors]
