@@ -17,11 +17,13 @@ pickled tuple in another) —
 ``("ready",)`` once the chain kernel is built (workers load it from the cache only then, so a cold cache is
 compiled once, not once per rank),
 ``("advance", logl_star, ctrl, geometry)``, ``("evaluate", n)``, ``("neighbours", n, d, k)``, ``("stats",)`` and
-``("stop", results)`` — then, for the work commands, ``Scatterv`` of the per-chain rows (``Bcast`` of the whitened
-points for the clustering's kNN rows, which go out in whole blocks) and ``Gatherv`` of the results (numpy
-buffers, no pickle). A worker's Python error is caught and sent back with its block; rank 0 raises :class:`RankError`
-naming the rank. A rank killed by a signal makes the launcher end the whole job (MPICH, Open MPI and Slurm do);
-rank 0's last checkpoint stays intact and ``--resume`` continues it with any number of ranks.
+``("stop", results)`` — then, for the work commands, one ``Scatterv`` of the per-chain rows packed as bytes
+(``Bcast`` of the whitened points for the clustering's kNN rows, which go out in whole blocks), an ``Igather`` of
+every rank's success flag and one ``Gatherv`` of the packed results (numpy buffers, no pickle). A worker's Python
+error is caught and sent to rank 0 point to point; rank 0 raises :class:`RankError` naming the rank. A rank killed
+by a signal makes the launcher end the whole job (MPICH, Open MPI and Slurm do); rank 0's last checkpoint stays
+intact and ``--resume`` continues it with any number of ranks. How rows are shared among the ranks and packed into
+messages: ``sampler.mpi_rows``.
 """
 
 import atexit
@@ -34,6 +36,8 @@ import time
 import numpy as np
 
 from nestgrad.likelihoods.backends.placement import launcher_count, local_rank, local_size  # noqa: F401 (API)
+
+from .mpi_rows import blocks, pack_rows, row_bytes, row_offsets, unpack_rows, whole_blocks
 
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE")
 
@@ -103,47 +107,6 @@ def _launch_description() -> str:
     return ", ".join(found) or "no launcher variables"
 
 
-def blocks(nrows: int, size: int) -> np.ndarray:
-    """Rows per rank: as equal as possible, the extra rows going to the last ranks (rank 0 also does the
-    sampler's serial work between iterations)."""
-    counts = np.full(size, nrows // size, np.int64)
-    counts[size - nrows % size:] += 1 if nrows % size else 0
-    return counts
-
-
-def whole_blocks(nrows: int, size: int, block: int) -> np.ndarray:
-    """Rows per rank when rows go out in whole blocks of ``block`` rows (the last block shorter), as
-    :func:`blocks` shares the blocks."""
-    ends = np.minimum(np.cumsum(blocks(-(-nrows // block), size) * block), nrows)
-    return np.diff(np.concatenate([[0], ends])).astype(np.int64)
-
-
-def _offsets(counts):
-    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-
-
-def pack_rows(arrays) -> np.ndarray:
-    """Row ``i`` of each array side by side as bytes, ``(rows, bytes per row)``: one message for several arrays
-    (each message is a handshake between the ranks, a tenth of a millisecond here). Bytes, not values, so every
-    bit comes through, whatever the dtype."""
-    return np.concatenate([_row_bytes(np.ascontiguousarray(a)) for a in arrays], axis=1)
-
-
-def _row_bytes(a):
-    """A C-contiguous array as a (rows, bytes per row) uint8 view."""
-    return a.reshape(a.shape[0], int(np.prod(a.shape[1:], dtype=np.int64))).view(np.uint8)
-
-
-def unpack_rows(packed, arrays):
-    """The inverse of :func:`pack_rows`, into ``arrays`` (C-contiguous, modified in place)."""
-    column = 0
-    for a in arrays:
-        view = _row_bytes(a)
-        width = view.shape[1]
-        view[:] = packed[:, column:column + width]
-        column += width
-
-
 class _Pool:
     def __init__(self, comm):
         self.comm = comm
@@ -201,11 +164,12 @@ class _Pool:
             if error is not None:
                 self.comm.send(error, dest=0, tag=_ERROR_TAG)
             return None
-        return [None] + [self.comm.recv(source=r, tag=_ERROR_TAG) if flags[r] else None for r in range(1, self.size)]
+        return [None] + [self.comm.recv(source=r, tag=_ERROR_TAG) if flags[r] else None
+                         for r in range(1, self.size)]
 
     def _counts(self, nrows):
         counts = blocks(nrows, self.size)
-        return counts, _offsets(counts)
+        return counts, row_offsets(counts)
 
     def _scatter_rows(self, full, local, counts, offsets):
         """Rows of ``full`` (rank 0) into ``local`` (the other ranks); rank 0 keeps its own rows in place."""
@@ -289,7 +253,7 @@ class RootPool(_Pool):
         if n <= BLOCK_ROWS:  # one block: the messages would cost more than the block
             return local_neighbours(distances, k)
         counts = whole_blocks(n, self.size, BLOCK_ROWS)
-        offsets = _offsets(counts)
+        offsets = row_offsets(counts)
         self._command(("neighbours", n, distances.white.shape[1], k))
         self.comm.Bcast(distances.white, root=0)
         self.comm.Bcast(distances.sq, root=0)
@@ -305,7 +269,7 @@ class RootPool(_Pool):
     def _collect(self, counts, offsets, outputs):
         statuses = self._statuses(None)
         mine = int(counts[0])  # this rank's rows are in place; the others' arrive in one message
-        packed = np.empty((outputs[0].shape[0], sum(_row_bytes(a[:0]).shape[1] for a in outputs)), np.uint8)
+        packed = np.empty((outputs[0].shape[0], sum(row_bytes(a[:0]).shape[1] for a in outputs)), np.uint8)
         self._gather_rows(None, packed, counts, offsets)
         unpack_rows(packed[mine:], [a[mine:] for a in outputs])
         failed = [(r, s) for r, s in enumerate(statuses) if s is not None]
@@ -417,7 +381,7 @@ class WorkerPool(_Pool):
         self.comm.Bcast(white, root=0)
         self.comm.Bcast(sq, root=0)
         counts = whole_blocks(n, self.size, BLOCK_ROWS)
-        offsets = _offsets(counts)
+        offsets = row_offsets(counts)
         first, m = int(offsets[self.rank]), int(counts[self.rank])
         result = [np.empty((m, k), np.int64), np.empty(m)]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nestgrad.sampler import mpi_pool
+from nestgrad.sampler import mpi_pool, mpi_rows
 
 CHILD = Path(__file__).with_name("mpi_child.py")
 REPO = Path(__file__).resolve().parents[2]
@@ -79,7 +79,7 @@ def single(tmp_path_factory):
 def test_blocks_split_every_row_once():
     for rows in (0, 1, 5, 10, 11, 200):
         for size in (1, 2, 3, 4, 7):
-            counts = mpi_pool.blocks(rows, size)
+            counts = mpi_rows.blocks(rows, size)
             assert counts.sum() == rows and counts.max() - counts.min() <= (1 if rows else 0)
             assert list(counts) == sorted(counts)  # rank 0, which also does the serial work, never gets more
 
@@ -87,7 +87,7 @@ def test_blocks_split_every_row_once():
 def test_whole_blocks_give_every_rank_whole_blocks_of_rows():
     for rows in (0, 1, 255, 256, 257, 600, 2000, 5000):
         for size in (1, 2, 3, 7):
-            counts = mpi_pool.whole_blocks(rows, size, 256)
+            counts = mpi_rows.whole_blocks(rows, size, 256)
             assert counts.sum() == rows and (counts >= 0).all()
             starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
             assert all(s % 256 == 0 for s, c in zip(starts, counts) if c)  # every share starts at a block edge
@@ -99,13 +99,13 @@ def test_packed_rows_carry_every_bit_of_every_dtype():
     arrays = [rng.random((6, 3)), np.r_[signalling_nan, -0.0, np.inf, 5e-324, 1.0],
               rng.integers(0, 2**63, (6, 2)).astype(np.uint64), rng.random((6, 4)).astype(np.float32),
               np.arange(6, dtype=np.int64)]
-    packed = mpi_pool.pack_rows(arrays)
+    packed = mpi_rows.pack_rows(arrays)
     assert packed.shape == (6, sum(a.nbytes // 6 for a in arrays))
     copies = [np.zeros_like(a) for a in arrays]
-    mpi_pool.unpack_rows(packed[2:], [c[2:] for c in copies])  # a block of rows, as rank 0 receives the others'
+    mpi_rows.unpack_rows(packed[2:], [c[2:] for c in copies])  # a block of rows, as rank 0 receives the others'
     for a, c in zip(arrays, copies):
         assert a[2:].tobytes() == c[2:].tobytes() and not c[:2].any()
-    assert mpi_pool.pack_rows([np.zeros((0, 3)), np.zeros(0)]).shape == (0, 32)
+    assert mpi_rows.pack_rows([np.zeros((0, 3)), np.zeros(0)]).shape == (0, 32)
 
 
 def test_launcher_detection_from_the_environment(monkeypatch):
