@@ -136,29 +136,66 @@ def _knn_components(white, k, neighbours=local_neighbours):
     # Mutual neighbours only: a small group between two modes has the modes' points among its neighbours, but
     # not the other way round, so it cannot chain separate modes into one component. Edge i -- nbrs[i, a] is
     # mutual when i is among that neighbour's own neighbours (an n x k x k test, not an n x n graph).
-    n = white.shape[0]
-    mutual = (nbrs[nbrs] == np.arange(n)[:, None, None]).any(axis=2)
-    rows = np.repeat(np.arange(n), k).reshape(n, k)[mutual]
-    ncomp, labels = connected_components(rows, nbrs[mutual], n)
+    rows, cols = _mutual_edges(nbrs)
+    ncomp, labels = connected_components(rows, cols, white.shape[0])
     kth = np.sqrt(np.maximum(kth2, 0.0))
     return ncomp, labels, distances, float(np.median(kth))
+
+
+@numba.njit(cache=True, nogil=True)
+def _mutual_edges(nbrs):
+    """The edges ``i -- nbrs[i, a]`` whose end is among the other's neighbours too, in row-major order of
+    ``nbrs`` (compiled: the numpy form built an n x k x k array, 0.7 ms at n = 2000 against 0.09 ms)."""
+    n, k = nbrs.shape
+    rows, cols = np.empty(n * k, np.int64), np.empty(n * k, np.int64)
+    count = 0
+    for i in range(n):
+        for a in range(k):
+            j = nbrs[i, a]
+            for b in range(k):
+                if nbrs[j, b] == i:
+                    rows[count], cols[count] = i, j
+                    count += 1
+                    break
+    return rows[:count], cols[:count]
+
+
+@numba.njit(cache=True, nogil=True)
+def _union_find_labels(rows, cols, n):
+    parent = np.arange(n)
+    for e in range(rows.size):
+        a, b = rows[e], cols[e]
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        while parent[b] != b:
+            parent[b] = parent[parent[b]]
+            b = parent[b]
+        if a != b:
+            if a < b:
+                parent[b] = a
+            else:
+                parent[a] = b
+    labels = np.empty(n, np.int64)
+    ids = np.full(n, -1, np.int64)
+    count = 0
+    for i in range(n):  # components numbered in the order of their smallest node
+        r = i
+        while parent[r] != r:
+            r = parent[r]
+        if ids[r] < 0:
+            ids[r] = count
+            count += 1
+        labels[i] = ids[r]
+    return count, labels
 
 
 def connected_components(rows, cols, n):
     """``(count, labels)`` of the undirected graph on ``n`` nodes with edges ``rows[e] -- cols[e]``; components
     are numbered in the order of their smallest node, as ``scipy.sparse.csgraph.connected_components`` does
-    (numpy only: importing scipy.sparse took a third of a second of every run)."""
-    labels = np.arange(n)
-    while True:  # every node takes the smallest label among its neighbours, then its label's label
-        lowered = labels.copy()
-        np.minimum.at(lowered, rows, labels[cols])
-        np.minimum.at(lowered, cols, labels[rows])
-        lowered = lowered[lowered]
-        if np.array_equal(lowered, labels):
-            break
-        labels = lowered
-    roots, labels = np.unique(labels, return_inverse=True)
-    return roots.size, labels
+    (without scipy.sparse, whose import took a third of a second of every run): a compiled union-find."""
+    count, labels = _union_find_labels(np.asarray(rows, np.int64), np.asarray(cols, np.int64), int(n))
+    return int(count), labels
 
 
 def _absorb_small(labels, distances, min_size, far2, points, segments):
