@@ -1,6 +1,6 @@
-"""The same run over MPI ranks (sampler/mpi_pool.py, docs/mpi.md): ``mpiexec -n 2`` and ``-n 3`` give the dead
-points and logZ of the single-process run bit for bit, a run stopped on R ranks resumes on another R to the same
-bits, and a failed or killed rank stops the run leaving a checkpoint that resumes to the same bits.
+"""The same run over MPI ranks (sampler/mpi_pool.py, docs/mpi.md): ``mpiexec -n 2``, ``-n 3`` and ``-n 4`` give
+the dead points and logZ of the single-process run bit for bit, a run stopped on R ranks resumes on another R to
+the same bits, and a failed or killed rank stops the run leaving a checkpoint that resumes to the same bits.
 
 Each run is a subprocess (tests/sampler/mpi_child.py) of the small built-in 4-D Gaussian; the chain kernel comes
 from the on-disk cache, so a launch costs a few seconds. The MPI is the ``mpich`` wheel with ``mpi4py``, both in
@@ -129,7 +129,7 @@ def test_plain_run_never_imports_mpi4py(single):
 # --- under mpiexec ---------------------------------------------------------------------------------------------
 
 @needs_mpi
-@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("ranks", [2, 3, 4])
 def test_ranks_give_the_single_process_bits(single, tmp_path, ranks):
     _, reference, _ = single
     _, arrays, info = launch(tmp_path / "run.npz", ranks)
