@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 from scipy import special
 
+from heavy_tailed_modes import cauchy_mixture
 from problems import Problem
 from nestgrad.sampler.priors import Beta, Cauchy, Exponential, HalfNormal, LogUniform, Normal, Prior, Uniform
 
@@ -358,5 +359,6 @@ VARIANTS = {
     "floor_peak5d": floor_peak,
     "wedding_cake4d": wedding_cake,
     "boxed5d": boxed_gaussian,
+    "cauchy_mixture4d": cauchy_mixture,  # heavy tails and two modes (0.7 / 0.3) at once
 }
 PROBLEMS.update(VARIANTS)
