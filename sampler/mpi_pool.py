@@ -37,7 +37,7 @@ import numpy as np
 
 from nestgrad.likelihoods.backends.placement import launcher_count, local_rank, local_size  # noqa: F401 (API)
 
-from .mpi_rows import blocks, pack_rows, row_bytes, row_offsets, unpack_rows, whole_blocks
+from .mpi_rows import blocks, pack_rows, packed_width, row_offsets, unpack_rows, whole_blocks
 
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE")
 
@@ -269,7 +269,7 @@ class RootPool(_Pool):
     def _collect(self, counts, offsets, outputs):
         statuses = self._statuses(None)
         mine = int(counts[0])  # this rank's rows are in place; the others' arrive in one message
-        packed = np.empty((outputs[0].shape[0], sum(row_bytes(a[:0]).shape[1] for a in outputs)), np.uint8)
+        packed = np.empty((outputs[0].shape[0], packed_width(outputs)), np.uint8)
         self._gather_rows(None, packed, counts, offsets)
         unpack_rows(packed[mine:], [a[mine:] for a in outputs])
         failed = [(r, s) for r, s in enumerate(statuses) if s is not None]
@@ -341,7 +341,7 @@ class WorkerPool(_Pool):
         u_start, step_sizes = np.empty((n, d)), np.empty(n)
         logl_start, chain_rng = np.empty(n), np.empty((n, 2), np.uint64)
         work = [a[:n] for a in workspace.arrays()]
-        packed_width = pack_rows((u_start, logl_start, step_sizes, chain_rng)).shape[1]
+        advance_width = packed_width((u_start, logl_start, step_sizes, chain_rng))
         while True:
             command = self._receive()
             kind = command[0]
@@ -354,7 +354,7 @@ class WorkerPool(_Pool):
                 continue
             if kind == "advance":
                 _, logl_star, ctrl, geometry = command
-                packed = np.empty((n, packed_width), np.uint8)
+                packed = np.empty((n, advance_width), np.uint8)
                 self._scatter_rows(None, packed, counts, offsets)
                 unpack_rows(packed, (u_start, logl_start, step_sizes, chain_rng))
                 error = self._run(lambda: advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng,

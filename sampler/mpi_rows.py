@@ -41,6 +41,11 @@ def row_bytes(a):
     return a.reshape(a.shape[0], int(np.prod(a.shape[1:], dtype=np.int64))).view(np.uint8)
 
 
+def packed_width(arrays) -> int:
+    """Bytes per row of :func:`pack_rows` of ``arrays``."""
+    return sum(a.dtype.itemsize * int(np.prod(a.shape[1:], dtype=np.int64)) for a in arrays)
+
+
 def unpack_rows(packed, arrays):
     """The inverse of :func:`pack_rows`, into ``arrays`` (C-contiguous, modified in place)."""
     column = 0

@@ -148,8 +148,13 @@ def reclusters(state, settings) -> bool:
     resumed and multi-rank runs agree)."""
     if not settings.clustering:
         return False
-    several = state.labels.size > 0 and bool(np.any(state.labels != state.labels[0]))
+    several = not one_cluster(state.labels)
     return state.iteration % (settings.recluster_every_modes if several else settings.recluster_every) == 0
+
+
+def one_cluster(labels) -> bool:
+    """Whether every live point carries the same cluster label (an empty set counts as one cluster)."""
+    return labels.size == 0 or not np.any(labels != labels[0])
 
 
 # Most live points clustered at once. The kNN graph costs O(n^2 d): 0.05-0.08 s at 2000 points in 30-D, 1.7 s at
@@ -273,7 +278,7 @@ def _ghosts(state, removed, survivors, dense, proposal, settings):
     old = lost_modes.Ghosts(state.ghost_mean, state.ghost_cov, state.ghost_radius2, state.ghost_until)
     if not settings.clustering:
         return old
-    if old.radius2.size == 0 and state.labels.size and not np.any(state.labels != state.labels[0]):
+    if old.radius2.size == 0 and one_cluster(state.labels):
         return old  # one cluster and no ghosts: nothing lost, nothing to expire
     # New points of the last iteration may carry a ghost's index: compact the labels to 0..C-1 first.
     labels = np.unique(state.labels, return_inverse=True)[1]

@@ -204,12 +204,12 @@ class NestedSampler:
         evaluate(*warm_evaluate)
         self._local = (advance, evaluate)
         neighbours = local_neighbours
-        if pool is not None and pool.rank != 0:
-            pool.loaded()  # rank 0 waits for this in announce_ready
         if pool is not None and pool.rank == 0:
             advance, evaluate = pool.wrap(advance, evaluate)
             neighbours = pool.neighbours
             pool.announce_ready()
+        elif pool is not None:
+            pool.loaded()  # rank 0 waits for this in announce_ready
         self._evaluate = evaluate
         self._proposal = Proposal(advance, self._workspace, kern.data, codes, args, self.k, self.nlive, self.dense,
                                   self._logl_at, neighbours)

@@ -100,7 +100,7 @@ def test_packed_rows_carry_every_bit_of_every_dtype():
               rng.integers(0, 2**63, (6, 2)).astype(np.uint64), rng.random((6, 4)).astype(np.float32),
               np.arange(6, dtype=np.int64)]
     packed = mpi_rows.pack_rows(arrays)
-    assert packed.shape == (6, sum(a.nbytes // 6 for a in arrays))
+    assert packed.shape == (6, sum(a.nbytes // 6 for a in arrays)) == (6, mpi_rows.packed_width(arrays))
     copies = [np.zeros_like(a) for a in arrays]
     mpi_rows.unpack_rows(packed[2:], [c[2:] for c in copies])  # a block of rows, as rank 0 receives the others'
     for a, c in zip(arrays, copies):
