@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from .hmc import NSTATS
+from .hmc import NSTATS, STAT_NLIKE
 
 
 def default_threads() -> int:
@@ -52,10 +52,14 @@ class AdaptiveThreads:
     arrays), so this choice changes timings only, never the computation.
     ``advance`` is a :class:`ChainThreads`, or any callable with a ``threads`` attribute or none (always used
     as it is). The first ``trials`` calls of every ``retune_every`` alternate one thread / all threads and time
-    them.
+    them per likelihood call made (the last argument, the chains' statistics, counts them): the work per
+    iteration grows as the chains lengthen, so raw times would favour whichever count ran first. The first two
+    calls only warm up (the thread pool starts, caches fill) and are not counted.
     """
 
-    def __init__(self, advance, retune_every=200, trials=6):
+    WARM_UP = 2
+
+    def __init__(self, advance, retune_every=200, trials=8):
         self.advance = advance
         self.retune_every, self.trials = retune_every, trials
         self.max_threads = getattr(advance, "max_threads", 1)
@@ -73,12 +77,20 @@ class AdaptiveThreads:
         start = time.perf_counter()
         self.advance(*args)
         elapsed = time.perf_counter() - start
-        if trial:
-            self._times[n] = min(self._times.get(n, math.inf), elapsed)
+        if trial and phase >= self.WARM_UP:
+            per_call = elapsed / max(_likelihood_calls(args[-1]), 1)
+            self._times[n] = min(self._times.get(n, math.inf), per_call)
             if phase == self.trials - 1:
                 self.threads = min(self._times, key=self._times.get)
                 self._times = {}
         self.calls += 1
+
+
+def _likelihood_calls(stats) -> int:
+    """Likelihood evaluations the chains just made, from their statistics rows (1 for anything else)."""
+    if isinstance(stats, np.ndarray) and stats.ndim == 2 and stats.shape[1] == NSTATS:
+        return int(stats[:, STAT_NLIKE].sum())
+    return 1
 
 
 class ChainWorkspace:
