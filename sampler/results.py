@@ -26,7 +26,7 @@ class Results:
     ``nlike``, ``ngrad`` (per iteration), ``nlive``, ``logz`` and ``logz_remain`` (running estimates), and the
     proposal's ``n_steps``, ``rho_coord``/``rho_logl`` (start-end correlations), ``jumps_tried``/``jumps_accepted``,
     ``nclusters`` and ``nnan`` per iteration.
-    ``logz_err`` is the larger of ``logz_err_shrinkage`` (simulated shrinkage) and ``logz_err_bootstrap``
+    ``logz_err`` is the larger of ``logz_err_shrinkage`` (the spread over shrinkage sequences) and ``logz_err_bootstrap``
     (resampled threads, which also sees correlated proposals), combined in quadrature with
     ``logz_err_prior_share``: the spread of the estimated share of the prior where logL is finite (the initial
     draws that had to be redrawn; 0 when none). ``ess``: effective number of independent
@@ -78,7 +78,7 @@ class Results:
         ]
         if self.logz_err_shrinkage is not None and self.logz_err_bootstrap is not None:
             share = self.logz_err_prior_share or 0.0
-            lines.append(f"  logZ error: {self.logz_err_shrinkage:.3f} from simulated shrinkage, "
+            lines.append(f"  logZ error: {self.logz_err_shrinkage:.3f} from shrinkage, "
                          f"{self.logz_err_bootstrap:.3f} from resampling threads (the larger is reported"
                          + (f", combined with {share:.3f} from the estimated share of the prior where logL is "
                             f"finite)" if share > 0 else ")"))

@@ -63,12 +63,12 @@ def test_corrected_counting_is_unbiased_and_naive_is_biased():
     for _ in range(runs):
         logl, birth = exact_run(nlive, k, rng)
         order = evidence.sort_dead(logl, birth)
-        ev = evidence.compute(logl, birth, generator=rng, ndraws=100)
-        corrected.append(ev.logz)
-        errors.append(ev.logz_err)
-        moments.append(evidence.shrinkage_error(logl[order], evidence.live_counts(logl[order], birth[order])))
-        # The naive estimate: every one of the k deaths of a batch shrinks the volume as if n points were live.
+        ev = evidence.compute(logl, birth, generator=rng)
         counts = evidence.live_counts(logl[order], birth[order])
+        corrected.append(ev.logz)
+        errors.append(evidence.simulated_error(logl[order], counts, rng, ndraws=100))
+        moments.append(ev.logz_err)
+        # The naive estimate: every one of the k deaths of a batch shrinks the volume as if n points were live.
         naive_counts = np.where(np.arange(counts.size) < counts.size - nlive, nlive, counts)
         naive.append(evidence.from_counts(logl[order], naive_counts, generator=rng, ndraws=10).logz)
     corrected, naive = np.array(corrected), np.array(naive)
@@ -128,20 +128,21 @@ def test_error_from_exact_moments_matches_a_long_simulation(nlive, k, tolerance)
     logl, birth = exact_run(nlive, k, rng)
     order = evidence.sort_dead(logl, birth)
     counts = evidence.live_counts(logl[order], birth[order])
-    simulated = evidence.from_counts(logl[order], counts, generator=rng, ndraws=3000).logz_err
+    simulated = evidence.simulated_error(logl[order], counts, rng, ndraws=3000)
     assert evidence.shrinkage_error(logl[order], counts) == pytest.approx(simulated, rel=tolerance)
 
 
-def test_long_runs_take_the_error_from_the_moments(monkeypatch):
+def test_error_source_moments_from_nlive_100_or_for_long_runs(monkeypatch):
     rng = np.random.default_rng(5)
-    logl, birth = exact_run(100, 10, rng)
-    order = evidence.sort_dead(logl, birth)
-    counts = evidence.live_counts(logl[order], birth[order])
-    monkeypatch.setattr(evidence, "MAX_SIMULATED", 10 * logl.size)
-    assert evidence.from_counts(logl[order], counts, ndraws=11).logz_err == evidence.shrinkage_error(
-        logl[order], counts)
-    assert evidence.from_counts(logl[order], counts, ndraws=10).logz_err != evidence.shrinkage_error(
-        logl[order], counts)
+    for nlive, moments in [(100, True), (99, False)]:
+        logl, birth = exact_run(nlive, 10, rng)
+        order = evidence.sort_dead(logl, birth)
+        counts = evidence.live_counts(logl[order], birth[order])
+        exact = evidence.shrinkage_error(logl[order], counts)
+        assert (evidence.from_counts(logl[order], counts, ndraws=10).logz_err == exact) is moments
+    monkeypatch.setattr(evidence, "MAX_SIMULATED", 10 * logl.size)  # too long to simulate: moments at any nlive
+    assert evidence.from_counts(logl[order], counts, ndraws=11).logz_err == exact
+    assert evidence.from_counts(logl[order], counts, ndraws=10).logz_err != exact
 
 
 def _bootstrap_by_sorting_each_resample(logl, birth, thread, generator, nboot):
