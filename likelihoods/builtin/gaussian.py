@@ -50,17 +50,19 @@ def covariance(ndim, sigma, rho):
     return cov
 
 
+def _normal_cdf(x):
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
 def reference_logz(mean, cov, rho):
     """log of the Gaussian's mass inside the unit cube (the likelihood is normalised, the prior is U[0,1]^d).
 
     Diagonal: a product of 1-D normal CDF differences (exact). Correlated: scipy's multivariate normal CDF
     (Genz's method, absolute error ~1e-5 on a mass close to one).
     """
-    from scipy.special import ndtr
-
     sigma = np.sqrt(np.diag(cov))
-    if rho == 0.0:
-        mass = ndtr((1.0 - mean) / sigma) - ndtr((0.0 - mean) / sigma)
+    if rho == 0.0:  # math.erfc rather than scipy.special.ndtr: importing scipy.special took 0.1-0.4 s of each run
+        mass = [_normal_cdf((1.0 - m) / s) - _normal_cdf((0.0 - m) / s) for m, s in zip(mean, sigma)]
         return float(np.sum(np.log(mass)))
     from scipy.stats import multivariate_normal
 
