@@ -17,6 +17,7 @@ from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, rea
                          write_checkpoint)
 from . import geometry as geo
 from .blas_threads import one_blas_thread
+from .exit_gc import freeze_at_exit
 from .hmc import CTRL_DENSE, CTRL_REFRESH, NCTRL, compiled_kernel
 from .hmc_runtime import AdaptiveThreads, ChainWorkspace
 from .hmc_settings import HMCSettings
@@ -274,6 +275,7 @@ class NestedSampler:
         """
         if not dlogz > 0:
             raise SamplerError(f"dlogz must be > 0, got {dlogz!r}")
+        freeze_at_exit()
         with one_blas_thread():
             return self._run_or_serve(dlogz, checkpoint, resume, progress, max_iter, max_nlike, max_time,
                                       checkpoint_every, callback)
