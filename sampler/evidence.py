@@ -147,7 +147,7 @@ def bootstrap_logz(logl, logl_birth, thread, generator, nboot=64) -> np.ndarray:
     """logZ of ``nboot`` runs made by resampling whole threads with replacement (Higson et al. 2018, dynesty's
     ``resample_run``). A thread is a sequence of points each born when the one before it died, so any multiset
     of threads is itself a valid nested-sampling run, with live counts from its birth contours. The spread of
-    these values includes what correlated proposals add to the scatter of logZ, which the simulated shrinkage
+    these values includes what correlated proposals add to the scatter of logZ, which the shrinkage error
     alone does not see.
 
     The run's points are sorted once: a resample's deaths are the sorted deaths, each repeated as often as its
