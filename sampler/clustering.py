@@ -29,6 +29,17 @@ MIN_SIZE = 5
 SEPARATED = 3.0
 
 
+def compiled_signatures():
+    """``[(dispatcher, signature)]``: the types a run calls the compiled helpers below with (the sampler compiles
+    them ahead while a child process compiles its chain kernel; ``tests/sampler/test_kernel_cache.py`` checks that
+    a run uses no other)."""
+    f8_2, f8_1, i8_2, i8_1 = numba.float64[:, ::1], numba.float64[::1], numba.int64[:, ::1], numba.int64[::1]
+    return [(_nearest, (f8_2, f8_1, f8_1, numba.int64, numba.int64, i8_2, f8_1)),
+            (_dot_to_distance, (f8_2, f8_1, f8_1)),
+            (_mutual_edges, (i8_2,)),
+            (_union_find_labels, (i8_1, i8_1, numba.int64))]
+
+
 def _whiten(points, full):
     """Coordinates scaled to unit variance, and decorrelated too when ``full``."""
     centred = points - points.mean(axis=0)

@@ -156,6 +156,14 @@ def transform_rows(codes, args, us, thetas_out, jacs_out):
         transform_one(codes, args, us[b], thetas_out[b], jacs_out[b])
 
 
+def compiled_signatures():
+    """``[(dispatcher, signature)]`` of the row transform as the sampler calls it (see
+    ``sampler.clustering.compiled_signatures``)."""
+    from numba import float64, int64
+
+    return [(transform_rows, (int64[::1], float64[:, ::1], float64[:, ::1], float64[:, ::1], float64[:, ::1]))]
+
+
 # Below this many rows the transform runs on the calling thread. Waking the thread pool for a few rows cost 0.8 ms
 # for 24 rows and 8 ms for one (OpenMP layer, 2 cores, the other busy) against microseconds of work: the
 # sampler's contour tests transform a few dozen points at a time, and spent more time there than in the chains.

@@ -29,13 +29,18 @@ b = builtin.get("gaussian4d")
 s = NestedSampler(b.likelihood(backend="cpu"), Prior.from_spec(b.priors), nlive=2000, seed=11)
 notes = []
 s.compile(notify=notes.append)
+from nestgrad.sampler import clustering, prior_families
+helpers = prior_families.compiled_signatures() + clustering.compiled_signatures()
+helpers_ready = all(len(d.signatures) == 1 for d, _ in helpers)  # compiled while the child compiled the kernel
 checkpoint = sys.argv[1] if len(sys.argv) > 1 else None
 resume = len(sys.argv) > 2 and sys.argv[2] == "resume"
 max_iter = int(sys.argv[3]) if len(sys.argv) > 3 else 20
 r = s.run(dlogz=0.01, progress=False, max_iter=max_iter, checkpoint=checkpoint, resume=resume)
 advance_range = s._proposal.advance.advance.advance_range
 print(json.dumps({"logl": r.dead.logl.tolist(), "u": r.dead.u.tolist(), "kernel": s.compile_info["kernel"],
-                  "notes": notes, "overloads": len(advance_range.overloads), "niter": r.niter}))
+                  "notes": notes, "overloads": len(advance_range.overloads), "niter": r.niter,
+                  "helpers_ready": helpers_ready,
+                  "undeclared": [str(t) for d, sig in helpers for t in d.signatures if tuple(t) != tuple(sig)]}))
 """
 
 
@@ -65,6 +70,8 @@ def test_cold_and_warm_cache_processes_give_identical_runs(tmp_path):
     assert cold["kernel"] == "compiled" and len(cold["notes"]) == 1 and "compiling" in cold["notes"][0]
     assert warm["kernel"] == "cache" and warm["notes"] == []
     assert cold["overloads"] == warm["overloads"] == 1
+    # the small compiled helpers were ready before the cold run sampled, with the types the run then used
+    assert cold["helpers_ready"] and cold["undeclared"] == warm["undeclared"] == []
 
     # stopped in the cold process, resumed in a warm one: the uninterrupted run
     resumed = _run(tmp_path, checkpoint, "resume", 40)
