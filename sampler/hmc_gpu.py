@@ -19,7 +19,7 @@ from numba import cuda  # importing needs no driver; module-level so the CUDA si
 from nestgrad.likelihoods.backends import placement
 
 from . import prior_families, rng
-from .hmc import chain_function
+from .hmc import NSTATS, chain_function
 
 _THREADS_PER_BLOCK = 64
 
@@ -43,6 +43,31 @@ def device_helpers():
     normal_jac = _retarget(prior_families._normal_jac, dev)
     transform = _retarget(prior_families.transform_one, dev, ndtri=ndtri, _normal_jac=normal_jac)
     return transform, normal, uniform
+
+
+class DeviceMemoryError(ValueError):
+    """The GPU has too little free memory for the chains (the message says how much is needed and what to lower)."""
+
+
+def chain_memory_bytes(nchains, ndim, dtype, scratch_size) -> int:
+    """Device bytes :class:`GpuChainKernel` holds for ``nchains`` chains: its work arrays (seven float64 and two
+    ``dtype`` values per chain and parameter, and each chain's scratch row) and one iteration's staged inputs and
+    outputs (start and end points, end points' parameters, per-chain scalars, RNG states and statistics)."""
+    item = np.dtype(dtype).itemsize
+    work = nchains * ndim * (7 * 8 + 2 * item) + nchains * max(int(scratch_size), 1) * item
+    staged = nchains * (ndim * (2 * 8 + item) + 8 * (4 + 2 + NSTATS))
+    return int(work + staged)
+
+
+def check_device_memory(cuda_module, nchains, ndim, dtype, scratch_size) -> None:
+    """Raise :class:`DeviceMemoryError` when the current device has less free memory than the chains need."""
+    free, _ = cuda_module.current_context().get_memory_info()
+    needed = chain_memory_bytes(nchains, ndim, dtype, scratch_size)
+    if needed > free:
+        raise DeviceMemoryError(
+            f"the GPU has {free / 2 ** 30:.2f} GiB free and the chains need {needed / 2 ** 30:.2f} GiB "
+            f"({nchains} chains of {ndim} parameters, {np.dtype(dtype).name}, {int(scratch_size)} scratch values "
+            f"each); lower nlive or delete_fraction (chains = delete_fraction x nlive), or use the cpu backend")
 
 
 _KERNEL_CACHE = {}
@@ -82,6 +107,7 @@ class GpuChainKernel:
 
     def __init__(self, kernels, prior_codes, prior_args, nchains, ndim):
         placement.select_device(cuda)
+        check_device_memory(cuda, nchains, ndim, kernels.dtype, kernels.scratch_size)
         self.cuda = cuda
         self.kernel = make_gpu_chain_kernel(kernels.value, kernels.value_and_grad)
         dtype = np.dtype(kernels.dtype)

@@ -17,6 +17,7 @@ from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, rea
                          write_checkpoint)
 from . import geometry as geo
 from .blas_threads import one_blas_thread
+from .chain_backend import choose_backend
 from .exit_gc import freeze_at_exit
 from .hmc import CTRL_DENSE, CTRL_REFRESH, NCTRL, compiled_kernel
 from .hmc_runtime import AdaptiveThreads, ChainWorkspace
@@ -47,16 +48,6 @@ class NaNLikelihoodWarning(UserWarning):
 
 class SamplerError(ValueError):
     """Invalid sampler settings or inputs; the message names the argument."""
-
-
-def _choose_backend(backend, likelihood):
-    """The chains' backend: "gpu" or "cpu" (the names are `likelihoods.backends.NAMES`; "auto" means the GPU when
-    `likelihoods.backends.gpu_usable()`, as for the likelihood itself)."""
-    if backend is None:
-        return "gpu" if getattr(likelihood, "backend", "cpu") == "gpu" else "cpu"
-    if backend == "auto":
-        return "gpu" if hasattr(likelihood, "cuda_kernels") and backends.resolve("auto") == "gpu" else "cpu"
-    return "cpu" if backend == "python" else backend
 
 
 def _compile_helpers():
@@ -107,7 +98,7 @@ class NestedSampler:
         self.hmc = HMCSettings.from_any(hmc)
         self.dense = self.hmc.dense_for(self.ndim)
         self.seed = int(np.random.SeedSequence().entropy if seed is None else seed)
-        self.backend = _choose_backend(backend, likelihood)
+        self.backend = choose_backend(backend, likelihood, self.k, self.ndim)
         self.name = name or getattr(likelihood, "name", None) or "nestgrad"
         self.kernels = likelihood.cuda_kernels() if self.backend == "gpu" else likelihood.cpu_kernels()
         self._proposal = self._request = self._warm = self._workspace = None
@@ -196,8 +187,11 @@ class NestedSampler:
         warm, warm_evaluate = self._warm_up()
         origin, child_seconds = "gpu", None
         if self.backend == "gpu":
-            from .hmc_gpu import GpuChainKernel
-            advance = GpuChainKernel(kern, codes, args, self.k, self.ndim)
+            from .hmc_gpu import DeviceMemoryError, GpuChainKernel
+            try:
+                advance = GpuChainKernel(kern, codes, args, self.k, self.ndim)
+            except DeviceMemoryError as error:
+                raise SamplerError(f"backend gpu: {error}") from None
             like = self.likelihood
 
             def evaluate(thetas, data, theta_buf, scratch, out):

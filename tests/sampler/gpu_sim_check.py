@@ -101,5 +101,35 @@ def local_arrays():
     return report
 
 
+def device_memory():
+    """The memory estimate against what the GPU chain kernel allocates, and a device reported too small for the
+    chains: ``backend="gpu"`` refuses with the sampler's error, naming what to lower."""
+    from nestgrad.sampler.hmc_gpu import chain_memory_bytes
+    from nestgrad.sampler.nested_sampler import SamplerError
+
+    prob = GpuProblem("g", *_gauss_parts(3))
+    kernels = prob.cuda_kernels()
+    nchains, d = 6, 3
+    advance = GpuChainKernel(kernels, prob.prior.codes, prob.prior.args, nchains, d)
+    ws = ChainWorkspace(nchains, d, np.float64, kernels.scratch_size)
+    staged = (np.zeros((nchains, d)), np.zeros(nchains), np.zeros(nchains), seed_chain_states(np.random.default_rng(0),
+                                                                                                nchains))
+    allocated = sum(a.nbytes for a in advance.work) + sum(a.nbytes for a in ws.arrays()[-5:]) + \
+        sum(a.nbytes for a in staged)
+    context = type(cuda.current_context())
+    real = context.get_memory_info
+    context.get_memory_info = lambda self: (1 << 20, 1 << 20)
+    try:
+        NestedSampler(prob, prob.prior, nlive=100_000, seed=1, backend="gpu").run(dlogz=0.5, progress=False)
+        refusal = None
+    except SamplerError as error:
+        refusal = str(error)
+    finally:
+        context.get_memory_info = real
+    return {"allocated": int(allocated), "estimate": chain_memory_bytes(nchains, d, kernels.dtype,
+                                                                         kernels.scratch_size), "refusal": refusal}
+
+
 if __name__ == "__main__":
-    print(json.dumps({"kernels": compare_kernels(), "run": small_run(), "local_arrays": local_arrays()}))
+    print(json.dumps({"kernels": compare_kernels(), "run": small_run(), "local_arrays": local_arrays(),
+                      "memory": device_memory()}))

@@ -45,3 +45,10 @@ def test_gpu_path_runs_kernels_with_local_arrays(sim_report):
     assert c["max_du"] == 0.0 and c["max_dlogl"] == 0.0 and c["stats_equal"] and c["rng_equal"]
     run = r["run"]
     assert run["backend"] == "gpu" and abs(run["logz"] - run["truth"]) <= 3 * run["logz_err"]
+
+
+def test_device_memory_estimate_covers_the_allocations_and_a_small_device_is_refused(sim_report):
+    m = sim_report["memory"]
+    assert m["allocated"] <= m["estimate"] <= 2 * m["allocated"]
+    assert m["refusal"] is not None and m["refusal"].startswith("backend gpu: the GPU has 0.00 GiB free")
+    assert "lower nlive or delete_fraction" in m["refusal"]
