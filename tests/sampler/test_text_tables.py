@@ -50,13 +50,31 @@ def test_numbers_read_back_exactly_in_the_savetxt_layout_within_a_last_digit_of_
     assert differ <= 0.05 * table.size
 
 
-def test_without_a_wide_long_double_the_bytes_are_printf_s(monkeypatch):
-    monkeypatch.setattr(text_tables, "_ARRAY_DIGITS", False)
-    table = _table((500, 4), seed=3)
-    mine, printf = io.BytesIO(), io.BytesIO()
-    text_tables.write_rows(mine, table)
-    np.savetxt(printf, table, fmt=text_tables.FLOAT_FMT)
-    assert mine.getvalue() == printf.getvalue()
+@pytest.mark.parametrize("seed", range(4))
+def test_the_bytes_are_printf_s_across_every_exponent(seed):
+    """Double-double digits: printf's own (a difference needs a value within ~1e-30 of a rounding tie). The
+    exponents span subnormals to the largest float64, where the formatter rescales by 2^+-256."""
+    rng = np.random.default_rng(100 + seed)
+    table = _table((4000, 5), seed=seed)
+    bits = rng.integers(0, 2 ** 63, size=2000, dtype=np.uint64) | (rng.integers(0, 2, 2000, dtype=np.uint64) << 63)
+    raw = bits.view(np.float64)  # every bit pattern: subnormals, huge and tiny exponents, NaN and inf payloads
+    extremes = np.array([5e-324, 1e-320, 2.2250738585072014e-308, 1e-300, 1e-290, 1e290, 1e300, 1.7976931348623157e308,
+                         9.5e-322, 4.9406564584124654e-324 * 3])
+    for part in (table, raw.reshape(-1, 4), np.concatenate([extremes, -extremes]).reshape(-1, 5)):
+        mine, printf = io.BytesIO(), io.BytesIO()
+        text_tables.write_rows(mine, part)
+        np.savetxt(printf, part, fmt=text_tables.FLOAT_FMT)
+        assert mine.getvalue() == printf.getvalue()
+
+
+def test_blocks_join_into_the_same_text(monkeypatch):
+    table = _table((101, 7), seed=9)
+    whole = io.BytesIO()
+    text_tables.write_rows(whole, table)
+    monkeypatch.setattr(text_tables, "_BLOCK_NUMBERS", 20)  # 2 rows of 7 per block
+    blocks = io.BytesIO()
+    text_tables.write_rows(blocks, table)
+    assert blocks.getvalue() == whole.getvalue()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="tables are written by forked children on Linux only")
