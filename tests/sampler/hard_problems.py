@@ -329,6 +329,17 @@ def separated_mixture(ndim, weights, width=0.5, separation=8.0, half_width=10.0,
                            -ndim * math.log(2 * half_width))
 
 
+def crossed_modes(ndim=4, weights=(0.7, 0.3), rho=0.95, separation=8.0, half_width=10.0):
+    """Two modes elongated along different directions (AR(1) correlation +rho in one, -rho in the other, scales
+    0.3-1), centres ``separation`` apart, prior U(-w, w)^d: each mode needs its own whitening. logZ = -d log(2w)."""
+    base = ar1_covariance(ndim, rho, 0.3, 1.0)
+    flip = np.array([(-1.0) ** i for i in range(ndim)])
+    offset = np.full(ndim, separation / (2 * math.sqrt(ndim)))
+    names = [f"x{i}" for i in range(ndim)]
+    return GaussianMixture(f"crossed{ndim}d", [-offset, offset], [base, base * np.outer(flip, flip)], list(weights),
+                           _box(names, half_width), -ndim * math.log(2 * half_width))
+
+
 PROBLEMS = {
     "corr20d_uniform": lambda: correlated_gaussian(20, prior="uniform"),
     "corr20d_normal": lambda: correlated_gaussian(20, prior="normal"),
@@ -360,5 +371,8 @@ VARIANTS = {
     "wedding_cake4d": wedding_cake,
     "boxed5d": boxed_gaussian,
     "cauchy_mixture4d": cauchy_mixture,  # heavy tails and two modes (0.7 / 0.3) at once
+    # Added 2026-11-26 late: ill-conditioning and modes at once, each mode correlated its own way
+    "crossed4d": crossed_modes,
+    "crossed10d": lambda: crossed_modes(10, weights=(0.6, 0.4)),
 }
 PROBLEMS.update(VARIANTS)
