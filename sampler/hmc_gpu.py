@@ -4,7 +4,8 @@ The trajectory body is the CPU one (:func:`sampler.hmc.chain_function`) compiled
 the prior transform and the RNG are re-targeted copies of the CPU helpers (same Python code, CUDA globals), so
 the two backends cannot drift apart. ``GpuChainKernel`` has the CPU ``advance`` call signature, so
 :func:`sampler.nested.step` drives either. Per iteration only the k start points, step sizes and RNG states go
-to the device and the k end points come back (k x d numbers); the likelihood data stay on the device.
+to the device and the k end points come back (k x d numbers), through buffers allocated once; the likelihood
+data stay on the device.
 
 Under MPI each rank runs its block of the chains on its own device (``likelihoods.backends.placement``).
 
@@ -118,20 +119,36 @@ class GpuChainKernel:
         self.work += [cuda.device_array((nchains, ndim), dtype), cuda.device_array((nchains, ndim), f8),
                       cuda.device_array((nchains, ndim), dtype),
                       cuda.device_array((nchains, max(int(kernels.scratch_size), 1)), dtype)]
-        self.blocks = (nchains + _THREADS_PER_BLOCK - 1) // _THREADS_PER_BLOCK
+        self.capacity = nchains
+        self.stage = {}  # per-chain inputs and outputs, allocated once (not every iteration)
+
+    def _rows(self, name, host, upload):
+        """The device rows for ``host`` (at most ``capacity`` of them) in a buffer kept from call to call; filled
+        from ``host`` when ``upload``."""
+        dev = self.stage.get(name)
+        if dev is None or dev.dtype != host.dtype or dev.shape[1:] != host.shape[1:]:
+            dev = self.stage[name] = self.cuda.device_array((self.capacity,) + host.shape[1:], host.dtype)
+        rows = dev[:host.shape[0]]
+        if upload:
+            rows.copy_to_device(host)
+        return rows
 
     def __call__(self, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
                  g_mean, g_chol, g_cov, g_radius2, g_cdf, *host_work):
         cuda = self.cuda
         outs = host_work[-5:]  # out_u, out_theta, out_logl, out_cluster, stats
-        d_rng = cuda.to_device(rng_states)
-        d_out = [cuda.device_array_like(a) for a in outs]
-        staged = [cuda.to_device(np.ascontiguousarray(a)) for a in (u_start, logl_start)]
+        nchains = u_start.shape[0]
+        if nchains == 0:
+            return
+        inputs = [self._rows(name, np.ascontiguousarray(a), True) for name, a in
+                  (("u_start", u_start), ("logl_start", logl_start), ("step_sizes", step_sizes))]
+        d_rng = self._rows("rng", rng_states, True)
+        d_out = [self._rows(f"out{i}", a, False) for i, a in enumerate(outs)]
         geometry = [cuda.to_device(np.ascontiguousarray(a)) for a in (g_mean, g_chol, g_cov, g_radius2, g_cdf)]
-        self.kernel[self.blocks, _THREADS_PER_BLOCK](
-            *staged, float(logl_star), cuda.to_device(np.ascontiguousarray(step_sizes)),
-            cuda.to_device(np.ascontiguousarray(ctrl)), d_rng, data, self.codes, self.args, *geometry, *self.work,
-            *d_out)
+        blocks = (nchains + _THREADS_PER_BLOCK - 1) // _THREADS_PER_BLOCK
+        self.kernel[blocks, _THREADS_PER_BLOCK](
+            inputs[0], inputs[1], float(logl_star), inputs[2], cuda.to_device(np.ascontiguousarray(ctrl)), d_rng,
+            data, self.codes, self.args, *geometry, *self.work, *d_out)
         for host, dev in zip(outs, d_out):
             dev.copy_to_host(host)
         d_rng.copy_to_host(rng_states)
