@@ -14,6 +14,8 @@ import sys
 
 import numpy as np
 
+from . import float_text
+
 FLOAT_FMT = "%.17e"  # 17 digits after the point: reading the text back gives the same float64 values
 PARALLEL_NUMBERS = 1_000_000  # tables holding at least this many numbers in all are written in parallel
 _BLOCK_NUMBERS = 1 << 20  # numbers formatted per call (at most 26 MB of text)
@@ -22,8 +24,6 @@ _BLOCK_NUMBERS = 1 << 20  # numbers formatted per call (at most 26 MB of text)
 def write_rows(handle, table) -> None:
     """``table`` (rows x columns) into the binary file ``handle`` as ``FLOAT_FMT`` numbers, one space between
     columns, one row per line (the layout of ``np.savetxt(handle, table, fmt=FLOAT_FMT)``)."""
-    from . import float_text  # numba, only where a table is written (reading a run folder needs none)
-
     table = np.atleast_2d(np.asarray(table, dtype=np.float64))
     if table.size == 0:
         return
@@ -38,8 +38,6 @@ def run_all(tasks, numbers) -> list:
     the order of ``tasks``."""
     if numbers < PARALLEL_NUMBERS or len(tasks) < 2 or sys.platform != "linux":
         return [task() for task in tasks]
-    from . import float_text
-
     float_text.ready()  # compiled (or loaded) once here, not in every child
     sys.stdout.flush()
     sys.stderr.flush()
