@@ -147,26 +147,33 @@ def cpu_description():
     return f"{model or 'a CPU'}, {os.cpu_count()} cores (CPU backend only)"
 
 
-def full_run(problem, nlive, backend, folder, dlogz):
+def full_run(problem, nlive, backend, folder, dlogz, timeout=None):
+    """One ``nestgrad run`` in a fresh process: a table row (wall time end to end, the run's own split of it into
+    compile and sampling, logZ against the truth)."""
     import yaml
 
     spec = {"name": problem, "likelihood": PROBLEMS[problem], "sampler": {"nlive": nlive, "dlogz": dlogz, "seed": 1},
             "output": {"dir": str(folder / f"{problem}_{nlive}_{backend}"), "plots": []}}
     config = folder / f"{problem}_{nlive}_{backend}.yaml"
     config.write_text(yaml.safe_dump(spec, sort_keys=False))
+    head = f"| {problem} | {nlive} | {backend} |"
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "nestgrad", "run", str(config), "--backend", backend, "--quiet"],
-                          cwd=REPO, capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")))
+    try:
+        proc = subprocess.run([sys.executable, "-m", "nestgrad", "run", str(config), "--backend", backend, "--quiet"],
+                              cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                              env=dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")))
+    except subprocess.TimeoutExpired:
+        return f"{head} stopped after {timeout} s (--run-timeout) | | | |"
     wall = time.perf_counter() - start
     if proc.returncode != 0:
-        return f"| {problem} | {nlive} | {backend} | failed: {(proc.stderr or proc.stdout).strip()[-200:]} | | |"
+        return f"{head} failed: {(proc.stderr or proc.stdout).strip()[-300:]} | | | |"
     r = json.loads((Path(spec["output"]["dir"]) / "results.json").read_text())
+    t = r.get("timing", {})
+    split = f"{t.get('compile', float('nan')):.2f} / {t.get('sampling', float('nan')):.2f}"
     truth = r.get("reference_logz")
     pull = f"{(r['logz'] - truth) / r['logz_err']:+.2f}" if truth is not None else "-"
-    return (f"| {problem} | {nlive} | {backend} | {wall:.2f} | {r['logz']:.3f} ± {r['logz_err']:.3f} "
-            f"(truth {truth:.3f}) | {pull} |" if truth is not None else
-            f"| {problem} | {nlive} | {backend} | {wall:.2f} | {r['logz']:.3f} ± {r['logz_err']:.3f} | - |")
+    logz = f"{r['logz']:.3f} ± {r['logz_err']:.3f}" + (f" (truth {truth:.3f})" if truth is not None else "")
+    return f"{head} {wall:.2f} | {split} | {r['niter']} | {logz} | {pull} |"
 
 
 def main(argv=None):
@@ -179,6 +186,8 @@ def main(argv=None):
     parser.add_argument("--problems", nargs="+", choices=sorted(PROBLEMS), default=list(PROBLEMS))
     parser.add_argument("--dlogz", type=float, default=0.1)
     parser.add_argument("--skip-cpu-above", type=int, default=None, help="no CPU run above this nlive")
+    parser.add_argument("--run-timeout", type=float, default=None, help="stop a full run after this many seconds")
+    parser.add_argument("--gpu-only", action="store_true", help="section (b) on the GPU backend only")
     parser.add_argument("--no-runs", action="store_true", help="section (a) only")
     parser.add_argument("--cpu-only", action="store_true", help="section (b) on the CPU backend only (no device)")
     opts = parser.parse_args(argv)
@@ -193,15 +202,17 @@ def main(argv=None):
         lines += batched_kernel(opts.batch, opts.npoints, opts.repeats, opts.simulate)
     if not opts.no_runs:
         lines += ["", f"Full runs, `nestgrad run` in a fresh process each (dlogz {opts.dlogz}, seed 1), end to end:",
-                  "", "| problem | nlive | backend | wall, s | logZ | pull |", "|---|---:|---|---:|---|---:|"]
+                  "", "| problem | nlive | backend | wall, s | compile / sampling, s | iterations | logZ | pull |",
+                  "|---|---:|---|---:|---:|---:|---|---:|"]
         with tempfile.TemporaryDirectory() as tmp:
             for problem in opts.problems:
                 for nlive in opts.nlive:
-                    backends = ["cpu"] if opts.cpu_only else ["gpu"] if opts.simulate else ["gpu", "cpu"]
+                    backends = ["cpu"] if opts.cpu_only else ["gpu"] if opts.simulate or opts.gpu_only \
+                        else ["gpu", "cpu"]
                     if opts.skip_cpu_above is not None and nlive > opts.skip_cpu_above:
                         backends = ["gpu"]
                     for backend in backends:
-                        lines.append(full_run(problem, nlive, backend, Path(tmp), opts.dlogz))
+                        lines.append(full_run(problem, nlive, backend, Path(tmp), opts.dlogz, opts.run_timeout))
                         print(lines[-1], file=sys.stderr, flush=True)
     print("\n".join(lines))
 

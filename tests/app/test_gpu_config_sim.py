@@ -66,3 +66,18 @@ def test_gpu_backend_gives_the_cpu_backends_dead_points(runs):
     assert np.array_equal(np.isfinite(gpu), np.isfinite(cpu))
     finite = np.isfinite(cpu)
     assert np.max(np.abs(gpu[finite] - cpu[finite]) / np.maximum(1.0, np.abs(cpu[finite]))) < 1e-10
+
+
+@pytest.mark.device
+def test_gpu_config_runs_end_to_end_on_a_device(app_env, cuda_device, tmp_path):
+    """The same config on a real GPU: float32 and float64 likelihoods, the evidence within 3 sigma of the truth."""
+    env = {k: v for k, v in app_env.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    for dtype in ("float64", "float32"):
+        (tmp_path / f"{dtype}.yaml").write_text(CONFIG.replace("dtype: float64", f"dtype: {dtype}")
+                                                .replace("nlive: 20", "nlive: 200"))
+        proc = subprocess.run([sys.executable, "-m", "nestgrad", "run", f"{dtype}.yaml", "--no-check", "--out", dtype],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+        results = json.loads((tmp_path / dtype / "results.json").read_text())
+        assert results["settings"]["backend"] == "gpu" and "GPU kernel" in proc.stdout
+        assert abs(results["logz"] - results["reference_logz"]) < 3 * results["logz_err"]

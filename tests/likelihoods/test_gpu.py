@@ -13,6 +13,8 @@ ROOT = HERE.parent.parent
 
 
 def _run(mode, simulator):
+    """``gpu_checks.py MODE`` in a subprocess: under the simulator, or (``simulator=False``) on whatever CUDA the
+    machine has (none for ``ptx``, a real device for ``device``)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE), env.get("PYTHONPATH", "")])
     if simulator:
@@ -31,3 +33,10 @@ def test_gpu_backend_matches_per_sample_python_under_the_simulator():
 def test_gpu_batch_kernels_compile_to_ptx():
     pytest.importorskip("numba.cuda")
     _run("ptx", simulator=False)
+
+
+@pytest.mark.device
+def test_gpu_backend_matches_per_sample_python_on_a_device(cuda_device):
+    """The simulator's checks on a real GPU: every built-in's batched values and gradients against plain Python
+    (the tolerances are float32's and float64's, not bit equality), device arrays in and out, bad samples."""
+    _run("sim", simulator=False)

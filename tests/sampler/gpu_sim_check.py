@@ -1,12 +1,14 @@
-"""Run under NUMBA_ENABLE_CUDASIM=1 (by test_hmc_gpu.py, in a subprocess): the CUDA chain kernel against the
-CPU one on identical inputs, then a small nested-sampling run on the GPU path. Prints one JSON line."""
+"""The CUDA chain kernel against the CPU one on identical inputs, then a small nested-sampling run on the GPU path.
+Prints one JSON line. Run by test_hmc_gpu.py in a subprocess: under NUMBA_ENABLE_CUDASIM=1 (CI), or with
+``--device`` on a real CUDA device (the device test, skipped where none is usable)."""
 
 import json
 import os
 import sys
 import warnings
 
-assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
+ON_DEVICE = "--device" in sys.argv
+assert ON_DEVICE or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1 or --device"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The simulator runs the xoroshiro arithmetic on numpy uint64 scalars, which wrap as intended but warn.
 warnings.filterwarnings("ignore", "overflow encountered", RuntimeWarning)

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The GPU checks of a session lent a CUDA device, in one call (the device tool runs it from the repository root):
+# versions, the device tests (pytest -m device), then scripts/bench_gpu.py. Every step has its own time limit and
+# its output goes to $OUT (or ./gpu_out), so a failing step still leaves the others' figures.
+#   bash scripts/gpu_device_session.sh [quick|full]
+set -u
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 MPLBACKEND=Agg
+OUT=${OUT:-gpu_out}; mkdir -p "$OUT"
+mode=${1:-full}
+step() {  # step NAME SECONDS COMMAND...: run with a limit, tee to $OUT/NAME.log, say how it ended
+    local name=$1 limit=$2; shift 2
+    local t0=$SECONDS
+    echo "=== $name (limit ${limit}s): $*"
+    timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
+    local rc=$?
+    tail -n 40 "$OUT/$name.log"
+    echo "=== $name: exit $rc after $((SECONDS - t0)) s"
+}
+step versions 60 bash -c 'nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv;
+  python3 -c "import sys, numpy, numba, numba.cuda as c; print(sys.version.split()[0], numpy.__version__, numba.__version__);
+import importlib.metadata as m; print({p: m.version(p) for p in (\"numba-cuda\", \"cupy-cuda13x\", \"jax\", \"scipy\")});
+d = c.get_current_device(); print(d.name, d.compute_capability, d.MULTIPROCESSOR_COUNT, d.CLOCK_RATE)"'
+step device_tests 150 python3 -m pytest -m device -n 4 -q -p no:cacheprovider tests/sampler/test_hmc_gpu.py \
+    tests/likelihoods/test_gpu.py tests/app/test_gpu_config_sim.py
+step bench_kernel 60 python3 scripts/bench_gpu.py --no-runs --repeats 20
+if [ "$mode" = quick ]; then
+    step bench_runs 150 python3 scripts/bench_gpu.py --gpu-only --problems gauss30 --nlive 1000 100000 \
+        --run-timeout 60
+    cat > /tmp/prof.yaml <<'YAML'
+name: prof
+likelihood: {builtin: gaussian4d}
+sampler: {nlive: 100000, dlogz: 0.1, seed: 1}
+backend: gpu
+output: {dir: /tmp/prof_run, plots: []}
+YAML
+    step profile 75 bash -c 'python3 -m cProfile -s tottime -m nestgrad run /tmp/prof.yaml | head -70'
+else
+    step bench_runs 420 python3 scripts/bench_gpu.py --gpu-only --nlive 1000 100000 --run-timeout 90
+fi
