@@ -26,7 +26,10 @@ The subpackages are ``nestgrad.ad`` (differentiator), ``nestgrad.likelihoods`` (
 import importlib
 from pathlib import Path
 
+from ._numpy_compat import install as _install_numpy_compat
+
 __version__ = "0.2.0"
+_install_numpy_compat()
 
 # In a source checkout the subpackages are the folders ad/, likelihoods/, sampler/ beside this one (an installed
 # copy has them inside nestgrad/, mapped there by pyproject.toml's package-dir).

@@ -33,7 +33,7 @@ sampler: {nlive: 100000, dlogz: 0.1, seed: 1}
 backend: gpu
 output: {dir: /tmp/prof_run, plots: []}
 YAML
-    step profile 75 bash -c 'python3 -m cProfile -s tottime -m nestgrad run /tmp/prof.yaml | head -70'
+    step profile 75 bash -c 'python3 -m cProfile -s tottime -m nestgrad run /tmp/prof.yaml 2>&1 | head -70'
 else
     step bench_runs 420 python3 scripts/bench_gpu.py --gpu-only --nlive 1000 100000 --run-timeout 90
 fi
