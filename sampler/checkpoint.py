@@ -1,4 +1,4 @@
-"""Checkpoint files: one compressed ``.npz`` of plain arrays plus a JSON document (stored inside as uint8 bytes).
+"""Checkpoint files: one ``.npz`` of plain arrays plus a JSON document (stored inside as uint8 bytes).
 
 Written atomically (a temporary file ``.<name>.<pid>.<random>.tmp`` in the same folder, then ``os.replace``), so
 a crash while writing leaves the previous checkpoint intact; temporary files left by a writer that was killed
@@ -41,7 +41,7 @@ class CheckpointWriteError(CheckpointError):
 # ------------------------------------------------------------------------------------------ writing / reading
 
 def write_checkpoint(path, arrays: dict, meta: dict) -> None:
-    """Atomically write ``arrays`` (name -> ndarray) and JSON-able ``meta`` to ``path`` (zip-deflated)."""
+    """Atomically write ``arrays`` (name -> ndarray) and JSON-able ``meta`` to ``path`` (zip, stored)."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     payload = {k: np.asarray(v) for k, v in arrays.items()}
@@ -53,7 +53,9 @@ def write_checkpoint(path, arrays: dict, meta: dict) -> None:
         remove_stale_temporaries(path)
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.{os.getpid()}.", suffix=".tmp", dir=folder)
         with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, **payload)
+            # Stored, not deflated: floats barely compress (157 vs 111 MB at 1.6M dead points) and deflating took
+            # 7.6 s where storing takes 0.3 s, paid by every large run for its final checkpoint.
+            np.savez(fh, **payload)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

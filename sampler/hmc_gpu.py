@@ -18,6 +18,7 @@ import numpy as np
 from numba import cuda  # importing needs no driver; module-level so the CUDA simulator can swap it in kernels
 
 from nestgrad.likelihoods.backends import placement
+from nestgrad.likelihoods.backends.launch import configured
 
 from . import prior_families, rng
 from .hmc import NSTATS, chain_function
@@ -146,7 +147,7 @@ class GpuChainKernel:
         d_out = [self._rows(f"out{i}", a, False) for i, a in enumerate(outs)]
         geometry = [cuda.to_device(np.ascontiguousarray(a)) for a in (g_mean, g_chol, g_cov, g_radius2, g_cdf)]
         blocks = (nchains + _THREADS_PER_BLOCK - 1) // _THREADS_PER_BLOCK
-        self.kernel[blocks, _THREADS_PER_BLOCK](
+        configured(self.kernel, blocks, _THREADS_PER_BLOCK)(
             inputs[0], inputs[1], float(logl_star), inputs[2], cuda.to_device(np.ascontiguousarray(ctrl)), d_rng,
             data, self.codes, self.args, *geometry, *self.work, *d_out)
         for host, dev in zip(outs, d_out):

@@ -15,6 +15,7 @@ from .. import codegen
 from ..kernels import CudaKernels
 from . import placement
 from .buffers import BufferCache
+from .launch import configured
 
 THREADS_PER_BLOCK = 128
 MAX_BLOCKS = 4096  # grid-stride beyond this: enough blocks to fill any current GPU
@@ -111,7 +112,7 @@ class GpuBackend:
         self.nbad_host[0] = 0
         self.nbad.copy_to_device(self.nbad_host)
         blocks, threads = self._launch(thetas.shape[0])
-        self.drivers[name][blocks, threads](thetas, *arrays, self.nbad, *self.data)
+        configured(self.drivers[name], blocks, threads)(thetas, *arrays, self.nbad, *self.data)
         self.nbad.copy_to_host(self.nbad_host)
         return int(self.nbad_host[0])
 

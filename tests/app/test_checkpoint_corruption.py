@@ -215,8 +215,10 @@ def test_damaged_file_is_named(real, tmp_path, case):
     check_message(str(info.value), path, expected)
 
 
-def test_intact_checkpoint_resumes_and_rewrites_compressed(real, tmp_path):
-    """The control: the untouched bytes resume; a checkpoint written back round-trips every array exactly."""
+def test_intact_checkpoint_resumes_and_rewrites_stored(real, tmp_path):
+    """The control: the untouched bytes resume; a checkpoint written back round-trips every array exactly. Members
+    are stored, not deflated (deflating 1.6M dead points took 7.6 s of a run for 30% less disk); a deflated
+    checkpoint, as earlier versions wrote, still resumes."""
     _, blob, arrays, meta, sampler = real
     path = tmp_path / "checkpoint.npz"
     path.write_bytes(blob)
@@ -227,7 +229,11 @@ def test_intact_checkpoint_resumes_and_rewrites_compressed(real, tmp_path):
     for name in arrays:
         np.testing.assert_array_equal(again[name], arrays[name], err_msg=name)
     with zipfile.ZipFile(tmp_path / "again.npz") as archive:
-        assert {info.compress_type for info in archive.infolist()} == {zipfile.ZIP_DEFLATED}
+        assert {info.compress_type for info in archive.infolist()} == {zipfile.ZIP_STORED}
+    with zipfile.ZipFile(path) as stored, zipfile.ZipFile(tmp_path / "deflated.npz", "w", zipfile.ZIP_DEFLATED) as out:
+        for info in stored.infolist():
+            out.writestr(info.filename, stored.read(info.filename))
+    assert resume(sampler, tmp_path / "deflated.npz").niter == 9
 
 
 @pytest.mark.parametrize("edit, expected", [

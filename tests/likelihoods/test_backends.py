@@ -95,3 +95,27 @@ def test_auto_picks_gpu_only_when_one_is_usable():
     L = builtin.get("rosenbrock").likelihood(backend="auto")
     assert L.backend == ("gpu" if gpu_usable() else "cpu")
     assert L.dtype == (np.float32 if L.backend == "gpu" else np.float64)
+
+
+def test_kernel_launches_drop_only_the_low_occupancy_warning():
+    """nestgrad sizes its own grids, so numba-cuda's "Grid size N will likely result in GPU under-utilization"
+    (raised when a grid is configured; it reached users as a warning on every small GPU run) is dropped at our
+    launches; any other warning still reaches the caller."""
+    import warnings
+
+    from nestgrad.likelihoods.backends.launch import configured
+
+    class Kernel:
+        def __init__(self, message):
+            self.message = message
+
+        def __getitem__(self, config):
+            warnings.warn(self.message, RuntimeWarning)
+            return config
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert configured(Kernel("Grid size 1 will likely result in GPU under-utilization due to low occupancy."),
+                          1, 64) == (1, 64)
+        configured(Kernel("something else"), 2, 64)
+    assert [str(w.message) for w in caught] == ["something else"]
