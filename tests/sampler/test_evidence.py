@@ -185,7 +185,9 @@ def test_thread_bootstrap_equals_sorting_every_resample(ties):
     logl, birth, thread = (np.concatenate([d[i] for d in dead]) for i in range(3))
     fast = evidence.bootstrap_logz(logl, birth, thread, np.random.default_rng(9), nboot=20)
     slow = _bootstrap_by_sorting_each_resample(logl, birth, thread, np.random.default_rng(9), 20)
-    np.testing.assert_array_equal(fast, slow)
+    # the compiled single pass sums the weights in another order than the definition's numpy passes
+    np.testing.assert_allclose(fast, slow, rtol=1e-13, atol=0)
+    assert np.std(fast) > 0  # the resamples differ
 
 
 def test_threaded_bootstrap_gives_the_same_values(monkeypatch):
