@@ -283,16 +283,44 @@ def _loadtxt(path, ncols: int) -> np.ndarray:
 
 
 def _logl_of_samples(samples: np.ndarray, theta: np.ndarray, logl: np.ndarray) -> np.ndarray:
-    """logL of each equal-weight sample: samples are resampled dead points, so look each row up exactly (among the
-    dead points whose first coordinate some sample has: a dictionary of every dead point took 1-2 s at 1.6M)."""
+    """logL of each equal-weight sample: samples are resampled dead points, so each row is looked up exactly among
+    the dead points, by a hash of its bits (sorted once, searched for every sample; the row itself is then
+    compared). A row found nowhere (no dead point has its bits) gets NaN. A Python dictionary of rows took 1.7 s
+    at 1.6M dead points and 0.5M samples."""
     theta = np.ascontiguousarray(theta, dtype=float)
     samples = np.ascontiguousarray(samples, dtype=float)
+    out = np.full(len(samples), np.nan)
     if theta.size == 0 or samples.size == 0:
-        return np.full(len(samples), np.nan)
-    candidates = np.flatnonzero(np.isin(theta[:, 0], samples[:, 0]))
-    index = {theta[i].tobytes(): i for i in candidates}
-    found = [index.get(row.tobytes()) for row in samples]
-    return np.array([logl[i] if i is not None else np.nan for i in found], dtype=float)
+        return out
+    dead_hash, sample_hash = _row_hashes(theta), _row_hashes(samples)
+    order = np.argsort(dead_hash, kind="stable")
+    sorted_hash = dead_hash[order]
+    first = np.searchsorted(sorted_hash, sample_hash, side="left")
+    last = np.searchsorted(sorted_hash, sample_hash, side="right")
+    pending = np.flatnonzero(first < last)
+    while pending.size:  # each sample's candidates with its hash, first to last (one, but for a collision)
+        rows = order[first[pending]]
+        same = np.all(theta[rows] == samples[pending], axis=1)
+        out[pending[same]] = logl[rows[same]]
+        first[pending] += 1
+        pending = pending[~same & (first[pending] < last[pending])]
+    return out
+
+
+_HASH_MULTIPLIERS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93],
+                             dtype=np.uint64)
+
+
+def _row_hashes(rows: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row's bits (wrapping multiply-add of the words by odd constants; -0.0 and 0.0 differ,
+    as their bits do)."""
+    words = rows.view(np.uint64)
+    mult = _HASH_MULTIPLIERS[np.arange(words.shape[1]) % _HASH_MULTIPLIERS.size] + \
+        (np.arange(words.shape[1], dtype=np.uint64) // _HASH_MULTIPLIERS.size) * np.uint64(2)
+    hashes = np.zeros(words.shape[0], dtype=np.uint64)
+    for column in range(words.shape[1]):
+        hashes = (hashes ^ (hashes >> np.uint64(29))) + words[:, column] * mult[column]
+    return hashes
 
 
 def _atomic_write(path, write) -> None:

@@ -92,3 +92,24 @@ def test_getdist_reads_the_folder(run, folder):
     # the prior bounds from the settings reach getdist through <name>.ranges
     assert samples.ranges.getLower("x0") == -1.0 and samples.ranges.getUpper("x2") == 3.0
     np.testing.assert_allclose(samples.getMeans()[:3], 1.0, atol=0.05)  # truth: theta centre = -1 + 4 * 0.5
+
+
+def test_equal_weight_samples_find_their_dead_points_logl(monkeypatch):
+    """Each equal-weight sample's logL is its dead point's, found by the row's bits: a row that is no dead point
+    gets NaN, rows differing in one bit are told apart, and when every hash collides the rows are still matched
+    exactly (the lookup compares the rows, not only their hashes)."""
+    from nestgrad.sampler import run_folder
+
+    rng = np.random.default_rng(4)
+    theta = rng.random((500, 3))
+    theta[1] = np.nextafter(theta[0], 2.0)  # one bit apart from row 0
+    logl = rng.normal(size=500)
+    chosen = rng.integers(0, 500, 2000)
+    chosen[:2] = [0, 1]
+    samples = theta[chosen].copy()
+    samples[-1] = [2.0, 2.0, 2.0]
+    expected = logl[chosen]
+    expected[-1] = np.nan
+    np.testing.assert_array_equal(run_folder._logl_of_samples(samples, theta, logl), expected)
+    monkeypatch.setattr(run_folder, "_row_hashes", lambda rows: np.zeros(len(rows), dtype=np.uint64))
+    np.testing.assert_array_equal(run_folder._logl_of_samples(samples[:50], theta, logl), expected[:50])
