@@ -9,7 +9,8 @@ data stay on the device.
 
 Under MPI each rank runs its block of the chains on its own device (``likelihoods.backends.placement``).
 
-Tested under the CUDA simulator (``tests/sampler/test_hmc_gpu.py``, in a subprocess); not yet run on a GPU.
+Tested under the CUDA simulator in CI and on a real GPU (an H200) by the device tests of
+``tests/sampler/test_hmc_gpu.py`` (``pytest -m device``), each in a subprocess.
 """
 
 import types

@@ -189,6 +189,7 @@ def main(argv=None):
     parser.add_argument("--run-timeout", type=float, default=None, help="stop a full run after this many seconds")
     parser.add_argument("--gpu-only", action="store_true", help="section (b) on the GPU backend only")
     parser.add_argument("--no-runs", action="store_true", help="section (a) only")
+    parser.add_argument("--no-kernel", action="store_true", help="section (b) only")
     parser.add_argument("--cpu-only", action="store_true", help="section (b) on the CPU backend only (no device)")
     opts = parser.parse_args(argv)
     if opts.simulate:
@@ -198,7 +199,7 @@ def main(argv=None):
     started = datetime.datetime.now(datetime.timezone.utc)
     lines = [f"Measured {started:%Y-%m-%d %H:%M} UTC on {device} with "
              f"`python scripts/bench_gpu.py {' '.join(argv if argv is not None else sys.argv[1:])}`.", ""]
-    if not opts.cpu_only:
+    if not opts.cpu_only and not opts.no_kernel:
         lines += batched_kernel(opts.batch, opts.npoints, opts.repeats, opts.simulate)
     if not opts.no_runs:
         lines += ["", f"Full runs, `nestgrad run` in a fresh process each (dlogz {opts.dlogz}, seed 1), end to end:",

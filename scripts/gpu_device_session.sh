@@ -2,7 +2,8 @@
 # The GPU checks of a session lent a CUDA device, in one call (the device tool runs it from the repository root):
 # versions, the device tests (pytest -m device), then scripts/bench_gpu.py. Every step has its own time limit and
 # its output goes to $OUT (or ./gpu_out), so a failing step still leaves the others' figures.
-#   bash scripts/gpu_device_session.sh [quick|full]
+#   bash scripts/gpu_device_session.sh [quick|full]   (quick: one 30-D size and a profiled seed run; full: the
+#   issue's problems and sizes)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 MPLBACKEND=Agg
 OUT=${OUT:-gpu_out}; mkdir -p "$OUT"
@@ -34,6 +35,9 @@ backend: gpu
 output: {dir: /tmp/prof_run, plots: []}
 YAML
     step profile 75 bash -c 'python3 -m cProfile -s tottime -m nestgrad run /tmp/prof.yaml 2>&1 | head -70'
-else
-    step bench_runs 420 python3 scripts/bench_gpu.py --gpu-only --nlive 1000 100000 --run-timeout 90
+else  # the issue's full-run targets, each run stopped at 45 s (about 6 minutes in all at most)
+    step bench_runs 200 python3 scripts/bench_gpu.py --gpu-only --no-kernel --problems seed4d gauss30 shells30 \
+        --nlive 1000 100000 --run-timeout 45
+    step bench_runs_100d 60 python3 scripts/bench_gpu.py --gpu-only --no-kernel --problems gauss100 --nlive 10000 \
+        --run-timeout 45
 fi

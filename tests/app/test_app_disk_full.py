@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from nestgrad.sampler.checkpoint import read_checkpoint, remove_stale_temporaries, write_checkpoint
+from nestgrad.sampler import checkpoint as checkpoint_module
 from nestgrad.sampler import text_tables
 from nestgrad.sampler.run_folder import read_run_folder
 
@@ -55,17 +56,17 @@ def test_disk_full_mid_run_keeps_the_last_checkpoint(reference, tmp_path, monkey
     folder, want = reference
     out = tmp_path / "out"
     checkpoint = out / "checkpoint.npz"
-    real_savez, writes, last_good = np.savez_compressed, [], []
+    real_write, writes, last_good = checkpoint_module._write_npz, [], []
 
-    def fills_the_disk(handle, **arrays):  # the 6th checkpoint write runs out of space half way
+    def fills_the_disk(handle, arrays):  # the 6th checkpoint write runs out of space half way
         writes.append(1)
         if len(writes) < 6:
-            return real_savez(handle, **arrays)
+            return real_write(handle, arrays)
         last_good.append(checkpoint.read_bytes())
         handle.write(b"PK\x03\x04 half a checkpoint")
         raise NO_SPACE
 
-    monkeypatch.setattr("nestgrad.sampler.checkpoint.np.savez_compressed", fills_the_disk)
+    monkeypatch.setattr(checkpoint_module, "_write_npz", fills_the_disk)
     status, _, err = nestgrad_inprocess("run", folder / "small.yaml", "--out", out, "--quiet", "--no-check")
     assert status == 2, err
     assert err.count("nestgrad: error:") == 1 and "Traceback" not in err, err
@@ -169,11 +170,11 @@ def test_temporaries_of_interrupted_writes_are_removed(tmp_path, monkeypatch):
     remove_stale_temporaries(path)  # reading (resume) cleans up as well
     assert temporaries(tmp_path) == [running.name]
 
-    def interrupted(handle, **arrays):  # Ctrl-C in the middle of a write: its temporary file goes too
+    def interrupted(handle, arrays):  # Ctrl-C in the middle of a write: its temporary file goes too
         handle.write(b"PK partial")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("nestgrad.sampler.checkpoint.np.savez_compressed", interrupted)
+    monkeypatch.setattr(checkpoint_module, "_write_npz", interrupted)
     with pytest.raises(KeyboardInterrupt):
         write_checkpoint(path, {"x": np.arange(4)}, {"run": 2})
     assert temporaries(tmp_path) == [running.name] and read_checkpoint(path)[1]["run"] == 1
