@@ -224,8 +224,8 @@ def _resample_logz(sorted_logl, births_below, thread_of_death, thread_of_birth, 
             log_w = sorted_logl[j] + log_x + shrink
             log_x -= 1.0 / count
             dead += 1
-            if log_w > top:
-                total = total * math.exp(top - log_w) + 1.0 if top > -np.inf else 1.0
+            if log_w > top:  # rescale the sum to the new maximum (exp(-inf) = 0 for the first finite weight)
+                total = total * math.exp(top - log_w) + 1.0
                 top = log_w
             elif log_w > -np.inf:
                 total += math.exp(log_w - top)

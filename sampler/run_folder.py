@@ -307,19 +307,17 @@ def _logl_of_samples(samples: np.ndarray, theta: np.ndarray, logl: np.ndarray) -
     return out
 
 
-_HASH_MULTIPLIERS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93],
-                             dtype=np.uint64)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def _row_hashes(rows: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each row's bits (wrapping multiply-add of the words by odd constants; -0.0 and 0.0 differ,
-    as their bits do)."""
+    """A 64-bit hash of each row's bits: the words mixed column by column, each multiplied by its own odd constant
+    (wrapping); -0.0 and 0.0 differ, as their bits do."""
     words = rows.view(np.uint64)
-    mult = _HASH_MULTIPLIERS[np.arange(words.shape[1]) % _HASH_MULTIPLIERS.size] + \
-        (np.arange(words.shape[1], dtype=np.uint64) // _HASH_MULTIPLIERS.size) * np.uint64(2)
+    odd = np.arange(1, 2 * words.shape[1], 2, dtype=np.uint64) * _GOLDEN
     hashes = np.zeros(words.shape[0], dtype=np.uint64)
     for column in range(words.shape[1]):
-        hashes = (hashes ^ (hashes >> np.uint64(29))) + words[:, column] * mult[column]
+        hashes = (hashes ^ (hashes >> np.uint64(29))) + words[:, column] * odd[column]
     return hashes
 
 

@@ -13,8 +13,8 @@ ROOT = HERE.parent.parent
 
 
 def _run(mode, simulator):
-    """``gpu_checks.py MODE`` in a subprocess: under the simulator, or (``simulator=False``) on whatever CUDA the
-    machine has (none for ``ptx``, a real device for ``device``)."""
+    """``gpu_checks.py MODE`` in a subprocess: under the simulator, or (``simulator=False``) with whatever CUDA the
+    machine has (``ptx`` needs none; ``sim`` then runs its checks on a real device)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE), env.get("PYTHONPATH", "")])
     if simulator:
