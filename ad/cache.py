@@ -64,5 +64,9 @@ def load_module(kernel_name, digest, text):
     spec = importlib.util.spec_from_file_location(modname, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[modname] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[modname]  # a later call tries again rather than getting a half-initialised module
+        raise
     return module

@@ -127,6 +127,22 @@ def cpu_module_text(per_sample_module, n_data, fastmath):
     return header + cpu_source(n_data) + "\n".join(footer) + "\n"
 
 
+def gpu_module_text(per_sample_module, n_data):
+    """A GPU driver module over the per-sample device functions of an already imported generated module, its
+    kernels compiled with ``cache=True``: numba-cuda keys their machine code by this file, whose name hashes
+    this text (and so the per-sample module's name, which hashes that module's source)."""
+    header = (f"import math\nimport sys\n\nfrom numba import cuda\n\n"
+              f"_per_sample = sys.modules[{per_sample_module!r}]\n"
+              "raw_value = _per_sample.raw_value\nraw_value_and_grad = _per_sample.raw_value_and_grad\n"
+              "raw_grad = _per_sample.raw_grad\nINF = math.inf\nNAN = math.nan\n")
+    footer = [""]
+    for name in ("batch_value", "batch_value_and_grad", "batch_grad"):
+        footer.append(f"{name} = cuda.jit(cache=True)({name})")
+    for name in ("tuple_value", "tuple_value_and_grad"):
+        footer.append(f"{name} = cuda.jit(device=True)({name})")
+    return header + gpu_source(n_data) + "\n".join(footer) + "\n"
+
+
 def load_file_module(stem, text):
     """Write ``text`` to the cache folder under a name that hashes it, import it and return the module."""
     from nestgrad.ad import cache

@@ -73,32 +73,51 @@ def check_device_memory(cuda_module, nchains, ndim, dtype, scratch_size) -> None
             f"each); lower nlive or delete_fraction (chains = delete_fraction x nlive), or use the cpu backend")
 
 
+# The kernel around the device function ``chain``, as text: compiled from a generated file (numba-cuda's disk cache
+# keeps its machine code, sampler/hmc_gpu_cache.py) or, for likelihoods defined in memory, from this text.
+ADVANCE_SOURCE = """
+def advance(u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
+            g_mean, g_chol, g_cov, g_radius2, g_cdf,
+            work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
+            out_u, out_theta, out_logl, out_cluster, stats):
+    j = cuda.grid(1)
+    if j < u_start.shape[0]:
+        chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
+              g_mean, g_chol, g_cov, g_radius2, g_cdf,
+              work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
+              out_u, out_theta, out_logl, out_cluster, stats)
+"""
+
+
+def device_chain(value, value_and_grad):
+    """The chain's whole trajectory as a CUDA device function, for device functions ``value``/``value_and_grad``."""
+    transform, normal, uniform = device_helpers()
+    dev = cuda.jit(device=True)
+    return chain_function(value, value_and_grad, transform, normal, uniform, dev, dev)
+
+
+def _in_memory_kernel(value, value_and_grad):
+    namespace = {"cuda": cuda, "chain": device_chain(value, value_and_grad)}
+    exec(compile(ADVANCE_SOURCE, "<nestgrad gpu chain kernel>", "exec"), namespace)  # fixed text above
+    return cuda.jit(namespace["advance"])
+
+
 _KERNEL_CACHE = {}
 
 
 def make_gpu_chain_kernel(value, value_and_grad):
     """A ``numba.cuda`` kernel ``advance[blocks, threads](...)`` for device functions ``value``/``value_and_grad``
-    (``Likelihood.cuda_kernels()``), with the same arguments as the CPU ``advance``."""
+    (``Likelihood.cuda_kernels()``), with the same arguments as the CPU ``advance``: from numba-cuda's disk cache
+    when the functions live in a generated module (:mod:`sampler.hmc_gpu_cache`), else compiled in memory."""
+    from .hmc_gpu_cache import cached_kernel
+
     key = (id(value), id(value_and_grad))
     hit = _KERNEL_CACHE.get(key)
     if hit is not None and hit[0] is value and hit[1] is value_and_grad:
         return hit[2]
-    transform, normal, uniform = device_helpers()
-    dev = cuda.jit(device=True)
-    chain = chain_function(value, value_and_grad, transform, normal, uniform, dev, dev)
-
-    @cuda.jit
-    def advance(u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
-                g_mean, g_chol, g_cov, g_radius2, g_cdf,
-                work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
-                out_u, out_theta, out_logl, out_cluster, stats):
-        j = cuda.grid(1)
-        if j < u_start.shape[0]:
-            chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
-                  g_mean, g_chol, g_cov, g_radius2, g_cdf,
-                  work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
-                  out_u, out_theta, out_logl, out_cluster, stats)
-
+    advance = cached_kernel(value, value_and_grad)
+    if advance is None:
+        advance = _in_memory_kernel(value, value_and_grad)
     _KERNEL_CACHE[key] = (value, value_and_grad, advance)
     return advance
 

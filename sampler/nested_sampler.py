@@ -210,6 +210,11 @@ class NestedSampler:
             child_seconds = kernel.child_seconds
         getattr(advance, "advance", advance)(*warm)  # compiles here when the kernel was not loaded
         evaluate(*warm_evaluate)
+        if self.backend == "gpu":  # "gpu cache" / "gpu compiled" (numba-cuda's disk cache), "gpu" (simulator)
+            from nestgrad.likelihoods.backends.cuda_cache import origin as cuda_origin
+
+            found = cuda_origin(advance.kernel)
+            origin = "gpu" if found is None else f"gpu {found}"
         self._local = (advance, evaluate)
         neighbours = local_neighbours
         if pool is not None and pool.rank == 0:

@@ -7,13 +7,14 @@ Under the CUDA simulator (NUMBA_ENABLE_CUDASIM=1) everything is numpy and the sa
 """
 
 import math
+import sys
 import threading
 
 import numpy as np
 
 from .. import codegen
 from ..kernels import CudaKernels
-from . import placement
+from . import cuda_cache, placement
 from .buffers import BufferCache
 from .launch import configured
 
@@ -42,23 +43,41 @@ def gpu_usable():
         return False
 
 
-def gpu_drivers(functions, n_data):
-    from numba import cuda
+DRIVER_NAMES = ("batch_value", "batch_value_and_grad", "batch_grad", "tuple_value", "tuple_value_and_grad")
 
+
+def gpu_drivers(functions, n_data):
+    """Driver kernels for the ``functions`` object returned by ``Derivative.cuda()``: from a generated file with
+    numba-cuda's disk cache when the per-sample functions live in an imported generated module (ad's), else
+    compiled from memory for this process only (e.g. an AnalyticDerivative's closures)."""
     key = (id(functions), n_data)
     with _LOCK:
         entry = _DRIVERS.get(key)
         if entry is None or entry[0] is not functions:
-            namespace = {"cuda": cuda, "INF": math.inf, "NAN": math.nan, "raw_value": functions.raw_value,
-                         "raw_value_and_grad": functions.raw_value_and_grad, "raw_grad": functions.raw_grad}
-            codegen.compile_module(codegen.gpu_source(n_data), namespace, f"<nestgrad gpu driver {n_data}>")
-            drivers = {name: cuda.jit(namespace[name]) for name in
-                       ("batch_value", "batch_value_and_grad", "batch_grad")}
-            drivers.update({name: cuda.jit(namespace[name], device=True)
-                            for name in ("tuple_value", "tuple_value_and_grad")})
+            module = getattr(functions, "module", None)
+            drivers = None
+            if module is not None and sys.modules.get(getattr(module, "__name__", None)) is module:
+                loaded = cuda_cache.file_module("gpu_driver", codegen.gpu_module_text(module.__name__, n_data))
+                if loaded is not None:
+                    drivers = {name: getattr(loaded, name) for name in DRIVER_NAMES}
+                    for name in DRIVER_NAMES[:3]:  # the kernels; the device functions are compiled into them
+                        cuda_cache.guard(drivers[name])
+            if drivers is None:
+                drivers = _in_memory_drivers(functions, n_data)
             entry = (functions, drivers)
-            _DRIVERS[key] = entry
+            _DRIVERS[key] = entry  # keeps `functions` alive so its id stays unique
     return entry[1]
+
+
+def _in_memory_drivers(functions, n_data):
+    from numba import cuda
+
+    namespace = {"cuda": cuda, "INF": math.inf, "NAN": math.nan, "raw_value": functions.raw_value,
+                 "raw_value_and_grad": functions.raw_value_and_grad, "raw_grad": functions.raw_grad}
+    codegen.compile_module(codegen.gpu_source(n_data), namespace, f"<nestgrad gpu driver {n_data}>")
+    drivers = {name: cuda.jit(namespace[name]) for name in DRIVER_NAMES[:3]}
+    drivers.update({name: cuda.jit(namespace[name], device=True) for name in DRIVER_NAMES[3:]})
+    return drivers
 
 
 def _upload(value):
