@@ -19,6 +19,7 @@ ellipsoid ``E_c = {x : (x - mu_c)^T S_c^-1 (x - mu_c) <= R2_c}`` that holds all 
 
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from .clustering import find_clusters
@@ -82,8 +83,7 @@ def _cluster_shape(points, dense, reference, cov=None):
         except np.linalg.LinAlgError:
             cov = np.diag(np.diag(cov))
             chol, diagonal = np.sqrt(cov), True
-    white = lower_solve(chol, (points - mean).T, diagonal)
-    radius2 = float(np.max(np.einsum("ij,ij->j", white, white))) * ENLARGE_VOLUME ** (2.0 / d)
+    radius2 = max_whitened_norm2(points, mean, chol, diagonal) * ENLARGE_VOLUME ** (2.0 / d)
     if small:
         radius2 = max(radius2, ref_radius2 * SMALL_CLUSTER_VOLUME ** (2.0 / d))
     radius2 = max(radius2, 1e-300)
@@ -140,9 +140,56 @@ def with_ghosts(geometry: Geometry, mean, cov, radius2) -> Geometry:
 CORRELATED = 0.3  # largest |correlation| between two coordinates below which a diagonal metric is used
 
 
+# Rows a covariance is estimated from: above this, every s-th row, s = ceil(n / MAX_COVARIANCE_ROWS) (live points
+# are uniform in the contour and their order does not depend on where they are, so an index-chosen subset is a
+# uniform sample). The covariance only shapes the metric and the ellipsoids, whose radii still cover every point;
+# its relative noise from 15000 points is ~1%, while the whole set cost 15-19 ms an iteration at nlive 1e5 in
+# 30-D on a 2-core EPYC (the subset 5-8 ms).
+MAX_COVARIANCE_ROWS = 16384
+
+
 def covariance(points) -> np.ndarray:
-    """(d, d) covariance of the rows of ``points``."""
-    return np.atleast_2d(np.cov(points, rowvar=False))
+    """(d, d) covariance of the rows of ``points`` (of every s-th row above ``MAX_COVARIANCE_ROWS``, see there)."""
+    step = -(-points.shape[0] // MAX_COVARIANCE_ROWS)
+    return np.atleast_2d(np.cov(points[::step], rowvar=False))
+
+
+def compiled_signatures():
+    """``[(dispatcher, signature)]`` of the compiled helper below, as a run calls it (see
+    ``sampler.clustering.compiled_signatures``)."""
+    f8_2, f8_1 = numba.float64[:, ::1], numba.float64[::1]
+    return [(_max_norm2, (f8_2, f8_1, f8_2, numba.boolean))]
+
+
+def max_whitened_norm2(points, mean, chol, diagonal) -> float:
+    """``max_i |L^-1 (x_i - mean)|^2`` over the rows ``x_i`` of ``points``, ``L`` = ``chol`` (diagonal when
+    ``diagonal``): the squared Mahalanobis radius that holds every point. One pass over the points, without the
+    centred and whitened copies (30 ms -> 3 ms an iteration at nlive 1e5 in 30-D with a diagonal metric)."""
+    inverse = np.diag(1.0 / np.diag(chol)) if diagonal else np.linalg.inv(chol)  # as lower_solve whitens
+    return float(_max_norm2(np.ascontiguousarray(points, dtype=np.float64), np.ascontiguousarray(mean), inverse,
+                            bool(diagonal)))
+
+
+@numba.njit(cache=True, nogil=True)
+def _max_norm2(points, mean, inverse, diagonal):
+    n, d = points.shape
+    centred = np.empty(d)
+    best = 0.0
+    for i in range(n):
+        for a in range(d):
+            centred[a] = points[i, a] - mean[a]
+        total = 0.0
+        for a in range(d):
+            if diagonal:
+                z = inverse[a, a] * centred[a]
+            else:
+                z = 0.0
+                for b in range(a + 1):
+                    z += inverse[a, b] * centred[b]
+            total += z * z
+        if total > best:
+            best = total
+    return best
 
 
 def correlated(points, cov=None) -> bool:

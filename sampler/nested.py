@@ -217,7 +217,11 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     removed, survivors = removed[np.argsort(logl[removed], kind="stable")], np.flatnonzero(~dies)
 
     labels, nlike_joins = _survivor_labels(state, survivors, settings, logl_star, proposal)
-    survivor_u = state.u[survivors]
+    ws = proposal.workspace
+    ns = survivors.size
+    new_u, new_theta = _survivors_first(state.u, survivors, ws.out_u), _survivors_first(state.theta, survivors,
+                                                                                        ws.out_theta)
+    survivor_u = new_u[:ns]
     cov = geo.covariance(survivor_u)
     dense = proposal.dense and geo.correlated(survivor_u, cov)
     geometry = geo.build(survivor_u, labels, dense, cov)
@@ -229,7 +233,6 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     ctrl[CTRL_N_STEPS], ctrl[CTRL_REFRESH] = state.n_steps, settings.refresh_every
     ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE], ctrl[CTRL_SLICES] = state.jumps, int(dense), settings.axis_slices
     chain_rng = state.chain_rng.copy()
-    ws = proposal.workspace
     u_start = np.ascontiguousarray(state.u[starts])
     logl_start = state.logl[starts]
     proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
@@ -256,9 +259,10 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     reused = min(m, k)
     new_threads = np.concatenate([state.thread[removed[:reused]],
                                   state.next_thread + np.arange(k - reused, dtype=np.int64)])
+    new_u[ns:], new_theta[ns:] = ws.out_u, ws.out_theta
     new_state = NSState(
-        u=np.concatenate([survivor_u, ws.out_u]),
-        theta=np.concatenate([state.theta[survivors], ws.out_theta]),
+        u=new_u,
+        theta=new_theta,
         logl=np.concatenate([state.logl[survivors], ws.out_logl]),
         logl_birth=np.concatenate([state.logl_birth[survivors], np.full(k, logl_star)]),
         thread=np.concatenate([state.thread[survivors], new_threads]),
@@ -273,6 +277,15 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         next_thread=int(state.next_thread) + k - reused, ghost_mean=ghosts.mean, ghost_cov=ghosts.cov,
         ghost_radius2=ghosts.radius2, ghost_until=ghosts.until)
     return new_state, info
+
+
+def _survivors_first(array, survivors, new):
+    """A new array with ``array``'s ``survivors`` rows first and room for ``new``'s rows after them (the caller
+    fills those): ``concatenate([array[survivors], new])`` with one pass over the survivors instead of two (8 ms
+    an array an iteration at nlive 1e5 in 30-D). ``mode="clip"``: with ``out``, the default mode copies first."""
+    out = np.empty((survivors.size + new.shape[0],) + array.shape[1:], np.result_type(array, new))
+    np.take(array, survivors, axis=0, out=out[:survivors.size], mode="clip")
+    return out
 
 
 def _ghosts(state, removed, survivors, dense, proposal, settings):

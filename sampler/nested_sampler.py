@@ -56,7 +56,8 @@ def _compile_helpers():
     kNN and union-find 1.0 s), and the text tables' formatter 0.7 s of the output, which can instead overlap the
     child process compiling the chain kernel."""
     for dispatcher, signature in (prior_families.compiled_signatures() + clustering.compiled_signatures()
-                                  + float_text.compiled_signatures() + evidence.compiled_signatures()):
+                                  + geo.compiled_signatures() + float_text.compiled_signatures()
+                                  + evidence.compiled_signatures()):
         dispatcher.compile(signature)
 
 

@@ -1,0 +1,45 @@
+"""The live-set geometry at large nlive: the bounding radius in one compiled pass equals the whitened copies'
+(``triangular.lower_solve``), and the covariance of a large set comes from a strided subset that still estimates
+the whole set's covariance."""
+
+import numpy as np
+import pytest
+
+from nestgrad.sampler import geometry as geo
+from nestgrad.sampler.triangular import lower_solve
+
+
+@pytest.mark.parametrize("diagonal", [True, False])
+def test_max_whitened_norm2_is_the_largest_squared_mahalanobis_distance(diagonal):
+    rng = np.random.default_rng(4)
+    d = 7
+    mix = rng.standard_normal((d, d))
+    points = rng.standard_normal((3000, d)) @ mix.T * 0.01 + 0.5
+    cov = np.cov(points, rowvar=False)
+    if diagonal:
+        cov = np.diag(np.diag(cov))
+    chol = np.sqrt(cov) if diagonal else np.linalg.cholesky(cov)
+    mean = points.mean(axis=0)
+    white = lower_solve(chol, (points - mean).T, diagonal)
+    expected = np.max(np.einsum("ij,ij->j", white, white))
+    assert geo.max_whitened_norm2(points, mean, chol, diagonal) == pytest.approx(expected, rel=1e-12)
+    # the farthest point decides it: moving it out moves the radius
+    far = int(np.argmax(np.einsum("ij,ij->j", white, white)))
+    points[far] = mean + 2.0 * (points[far] - mean)
+    assert geo.max_whitened_norm2(points, mean, chol, diagonal) == pytest.approx(4.0 * expected, rel=1e-9)
+
+
+def test_a_large_sets_covariance_comes_from_every_sth_row_and_estimates_the_whole():
+    rng = np.random.default_rng(5)
+    n, d = 100_000, 5
+    mix = np.tril(rng.standard_normal((d, d))) + 3 * np.eye(d)
+    points = rng.standard_normal((n, d)) @ mix.T
+    step = -(-n // geo.MAX_COVARIANCE_ROWS)
+    got = geo.covariance(points)
+    assert step > 1 and np.array_equal(got, np.cov(points[::step], rowvar=False))
+    whole = np.cov(points, rowvar=False)
+    # ~1/sqrt(n/step) relative noise on each entry, in units of the diagonal
+    scale = np.sqrt(np.outer(np.diag(whole), np.diag(whole)))
+    assert np.max(np.abs(got - whole) / scale) < 5.0 / np.sqrt(n / step)
+    small = points[:geo.MAX_COVARIANCE_ROWS]
+    assert np.array_equal(geo.covariance(small), np.cov(small, rowvar=False))  # below the cap: every row
