@@ -295,8 +295,12 @@ def _logl_of_samples(samples: np.ndarray, theta: np.ndarray, logl: np.ndarray) -
     dead_hash, sample_hash = _row_hashes(theta), _row_hashes(samples)
     order = np.argsort(dead_hash, kind="stable")
     sorted_hash = dead_hash[order]
-    first = np.searchsorted(sorted_hash, sample_hash, side="left")
-    last = np.searchsorted(sorted_hash, sample_hash, side="right")
+    # Searched in increasing order, each search starts where the last one ended (numpy's binary search keeps its
+    # lower bound for increasing keys): 0.59 -> 0.09 s for 0.5M samples among 1.64M dead points.
+    by_hash = np.argsort(sample_hash)
+    first, last = np.empty(len(samples), np.int64), np.empty(len(samples), np.int64)
+    first[by_hash] = np.searchsorted(sorted_hash, sample_hash[by_hash], side="left")
+    last[by_hash] = np.searchsorted(sorted_hash, sample_hash[by_hash], side="right")
     pending = np.flatnonzero(first < last)
     while pending.size:  # each sample's candidates with its hash, first to last (one, but for a collision)
         rows = order[first[pending]]

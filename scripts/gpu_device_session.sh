@@ -21,8 +21,8 @@ step versions 30 bash -c 'nvidia-smi --query-gpu=name,memory.total,driver_versio
   python3 -c "import sys, numpy, numba, numba.cuda as c; print(sys.version.split()[0], numpy.__version__, numba.__version__);
 import importlib.metadata as m; print({p: m.version(p) for p in (\"numba-cuda\", \"cupy-cuda13x\", \"jax\", \"scipy\")});
 d = c.get_current_device(); print(d.name, d.compute_capability, d.MULTIPROCESSOR_COUNT, d.CLOCK_RATE)"'
-step device_tests 120 python3 -m pytest -m device -n 4 -q -p no:cacheprovider tests/sampler/test_hmc_gpu.py \
-    tests/likelihoods/test_gpu.py tests/app/test_gpu_config_sim.py
+step device_tests 150 python3 -m pytest -m device -n 4 -q -p no:cacheprovider tests/sampler/test_hmc_gpu.py \
+    tests/sampler/test_hmc_gpu_cache.py tests/likelihoods/test_gpu.py tests/app/test_gpu_config_sim.py
 step bench_kernel 60 python3 scripts/bench_gpu.py --no-runs --repeats 20
 if [ "$mode" = quick ]; then
     step bench_runs 150 python3 scripts/bench_gpu.py --gpu-only --problems gauss30 --nlive 1000 100000 \
@@ -36,7 +36,7 @@ output: {dir: /tmp/prof_run, plots: []}
 YAML
     step profile 75 bash -c 'python3 -m cProfile -s tottime -m nestgrad run /tmp/prof.yaml 2>&1 | head -70'
 else  # the issue's full-run targets, each run stopped at 45 s: at most 550 s in all (give the call timeout_s 600)
-    step bench_runs 280 python3 scripts/bench_gpu.py --gpu-only --no-kernel --problems seed4d gauss30 shells30 \
+    step bench_runs 250 python3 scripts/bench_gpu.py --gpu-only --no-kernel --problems seed4d gauss30 shells30 \
         --nlive 1000 100000 --run-timeout 45
     step bench_runs_100d 60 python3 scripts/bench_gpu.py --gpu-only --no-kernel --problems gauss100 --nlive 10000 \
         --run-timeout 45
