@@ -140,18 +140,11 @@ def with_ghosts(geometry: Geometry, mean, cov, radius2) -> Geometry:
 CORRELATED = 0.3  # largest |correlation| between two coordinates below which a diagonal metric is used
 
 
-# Rows a covariance is estimated from: above this, every s-th row, s = ceil(n / MAX_COVARIANCE_ROWS) (live points
-# are uniform in the contour and their order does not depend on where they are, so an index-chosen subset is a
-# uniform sample). The covariance only shapes the metric and the ellipsoids, whose radii still cover every point;
-# its relative noise from 15000 points is ~1%, while the whole set cost 15-19 ms an iteration at nlive 1e5 in
-# 30-D on a 2-core EPYC (the subset 5-8 ms).
-MAX_COVARIANCE_ROWS = 16384
-
-
 def covariance(points) -> np.ndarray:
-    """(d, d) covariance of the rows of ``points`` (of every s-th row above ``MAX_COVARIANCE_ROWS``, see there)."""
-    step = -(-points.shape[0] // MAX_COVARIANCE_ROWS)
-    return np.atleast_2d(np.cov(points[::step], rowvar=False))
+    """(d, d) covariance of the rows of ``points``. Of all of them: a strided subset above 16384 rows (10 ms an
+    iteration less at nlive 1e5 in 30-D) left the covariance within 1% but gave the seed problem at nlive 30000 an
+    rms pull of 1.20 over 20 seeds against 0.76 with every row (docs/benchmarks.md), so it was not kept."""
+    return np.atleast_2d(np.cov(points, rowvar=False))
 
 
 def compiled_signatures():

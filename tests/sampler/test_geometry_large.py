@@ -1,6 +1,5 @@
-"""The live-set geometry at large nlive: the bounding radius in one compiled pass equals the whitened copies'
-(``triangular.lower_solve``), and the covariance of a large set comes from a strided subset that still estimates
-the whole set's covariance."""
+"""The live-set geometry at large nlive: the bounding radius in one compiled pass equals the one from whitened
+copies (``triangular.lower_solve``)."""
 
 import numpy as np
 import pytest
@@ -27,19 +26,3 @@ def test_max_whitened_norm2_is_the_largest_squared_mahalanobis_distance(diagonal
     far = int(np.argmax(np.einsum("ij,ij->j", white, white)))
     points[far] = mean + 2.0 * (points[far] - mean)
     assert geo.max_whitened_norm2(points, mean, chol, diagonal) == pytest.approx(4.0 * expected, rel=1e-9)
-
-
-def test_a_large_sets_covariance_comes_from_every_sth_row_and_estimates_the_whole():
-    rng = np.random.default_rng(5)
-    n, d = 100_000, 5
-    mix = np.tril(rng.standard_normal((d, d))) + 3 * np.eye(d)
-    points = rng.standard_normal((n, d)) @ mix.T
-    step = -(-n // geo.MAX_COVARIANCE_ROWS)
-    got = geo.covariance(points)
-    assert step > 1 and np.array_equal(got, np.cov(points[::step], rowvar=False))
-    whole = np.cov(points, rowvar=False)
-    # ~1/sqrt(n/step) relative noise on each entry, in units of the diagonal
-    scale = np.sqrt(np.outer(np.diag(whole), np.diag(whole)))
-    assert np.max(np.abs(got - whole) / scale) < 5.0 / np.sqrt(n / step)
-    small = points[:geo.MAX_COVARIANCE_ROWS]
-    assert np.array_equal(geo.covariance(small), np.cov(small, rowvar=False))  # below the cap: every row
