@@ -38,7 +38,9 @@ class GpuProblem(problems.Problem):
 
 def compare_kernels():
     prob = GpuProblem("g", *_gauss_parts(3))
-    return compare_chains(prob.cpu_kernels(), prob.cuda_kernels(), prob.prior, prob.logl)
+    report = compare_chains(prob.cpu_kernels(), prob.cuda_kernels(), prob.prior, prob.logl)
+    report["kernel_file"] = _kernel_file(prob.cuda_kernels())
+    return report
 
 
 def compare_chains(k, cuda_kernels, prior, logl):
@@ -100,7 +102,18 @@ def local_arrays():
                         hmc={"n_steps": 12}).run(dlogz=0.5, progress=False)
     report["run"] = {"backend": res.settings["backend"], "logz": res.logz, "logz_err": res.logz_err,
                      "truth": p.logz}
+    report["kernel_file"] = _kernel_file(gpu.cuda_kernels())
     return report
+
+
+def _kernel_file(kernels):
+    """Where the chain kernel for these device functions was defined: a generated file (numba-cuda's disk cache
+    applies) or the in-memory text."""
+    from nestgrad.sampler.hmc_gpu import make_gpu_chain_kernel
+
+    advance = make_gpu_chain_kernel(kernels.value, kernels.value_and_grad)
+    py = getattr(advance, "py_func", None) or advance.fn  # a dispatcher, or the simulator's kernel
+    return os.path.basename(py.__code__.co_filename)
 
 
 def device_memory():

@@ -47,6 +47,13 @@ def test_gpu_path_runs_kernels_with_local_arrays(sim_report):
     assert run["backend"] == "gpu" and abs(run["logz"] - run["truth"]) <= 3 * run["logz_err"]
 
 
+def test_generated_likelihoods_get_the_cached_kernel_file_and_in_memory_ones_the_same_text(sim_report):
+    """A likelihood from a kernel file runs the chain kernel defined in a generated file (numba-cuda's disk cache
+    keys it by that file); device functions defined in memory run the same kernel text compiled in memory."""
+    assert sim_report["local_arrays"]["kernel_file"].startswith("hmc_gpu_kernel_")
+    assert sim_report["kernels"]["kernel_file"] == "<nestgrad gpu chain kernel>"
+
+
 def test_device_memory_estimate_covers_the_allocations_and_a_small_device_is_refused(sim_report):
     m = sim_report["memory"]
     assert m["allocated"] <= m["estimate"] <= 2 * m["allocated"]
