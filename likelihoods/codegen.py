@@ -115,10 +115,7 @@ def cpu_module_text(per_sample_module, n_data, fastmath):
     """A driver module that takes the per-sample functions from an already imported generated module and
     compiles the drivers with ``cache=True`` (so a later process reuses their machine code)."""
     flags = "{" + ", ".join(repr(f) for f in sorted(fastmath)) + "}"
-    header = (f"import math\nimport sys\n\nimport numba\nfrom numba import prange\n\n"
-              f"_per_sample = sys.modules[{per_sample_module!r}]\n"
-              "raw_value = _per_sample.raw_value\nraw_value_and_grad = _per_sample.raw_value_and_grad\n"
-              "raw_grad = _per_sample.raw_grad\nINF = math.inf\nNAN = math.nan\n")
+    header = _driver_header(per_sample_module, "import numba\nfrom numba import prange")
     footer = [f"\n_FLAGS = {flags}"]
     for name in ("batch_value", "batch_value_and_grad", "batch_grad"):
         footer.append(f"{name} = numba.njit(parallel=True, fastmath=_FLAGS, nogil=True, cache=True)({name})")
@@ -127,14 +124,20 @@ def cpu_module_text(per_sample_module, n_data, fastmath):
     return header + cpu_source(n_data) + "\n".join(footer) + "\n"
 
 
+def _driver_header(per_sample_module, imports):
+    """The opening of a driver module: ``imports``, then the per-sample functions taken from the already imported
+    generated module ``per_sample_module`` and the constants the driver template uses."""
+    return (f"import math\nimport sys\n\n{imports}\n\n"
+            f"_per_sample = sys.modules[{per_sample_module!r}]\n"
+            "raw_value = _per_sample.raw_value\nraw_value_and_grad = _per_sample.raw_value_and_grad\n"
+            "raw_grad = _per_sample.raw_grad\nINF = math.inf\nNAN = math.nan\n")
+
+
 def gpu_module_text(per_sample_module, n_data):
     """A GPU driver module over the per-sample device functions of an already imported generated module, its
     kernels compiled with ``cache=True``: numba-cuda keys their machine code by this file, whose name hashes
     this text (and so the per-sample module's name, which hashes that module's source)."""
-    header = (f"import math\nimport sys\n\nfrom numba import cuda\n\n"
-              f"_per_sample = sys.modules[{per_sample_module!r}]\n"
-              "raw_value = _per_sample.raw_value\nraw_value_and_grad = _per_sample.raw_value_and_grad\n"
-              "raw_grad = _per_sample.raw_grad\nINF = math.inf\nNAN = math.nan\n")
+    header = _driver_header(per_sample_module, "from numba import cuda")
     footer = [""]
     for name in ("batch_value", "batch_value_and_grad", "batch_grad"):
         footer.append(f"{name} = cuda.jit(cache=True)({name})")

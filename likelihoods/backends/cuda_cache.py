@@ -67,10 +67,15 @@ def origin(dispatcher):
     return "cache" if sum(stats.cache_hits.values()) else None
 
 
+def python_function(function):
+    """The Python function behind a numba-cuda dispatcher (``py_func``) or the CUDA simulator's kernel (``fn``)."""
+    return getattr(function, "py_func", None) or getattr(function, "fn", None)
+
+
 def module_of(function):
     """The imported generated module whose attribute ``function`` is (found by its Python function's module
     name), or None (a function defined in memory, e.g. an analytic gradient given as a closure)."""
-    py = getattr(function, "py_func", None) or getattr(function, "fn", None)  # a dispatcher, or the simulator's
+    py = python_function(function)
     module = sys.modules.get(getattr(py, "__module__", None) or "")
     if module is None or not getattr(module, "__file__", None):
         return None

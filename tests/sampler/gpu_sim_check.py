@@ -109,11 +109,11 @@ def local_arrays():
 def _kernel_file(kernels):
     """Where the chain kernel for these device functions was defined: a generated file (numba-cuda's disk cache
     applies) or the in-memory text."""
+    from nestgrad.likelihoods.backends.cuda_cache import python_function
     from nestgrad.sampler.hmc_gpu import make_gpu_chain_kernel
 
     advance = make_gpu_chain_kernel(kernels.value, kernels.value_and_grad)
-    py = getattr(advance, "py_func", None) or advance.fn  # a dispatcher, or the simulator's kernel
-    return os.path.basename(py.__code__.co_filename)
+    return os.path.basename(python_function(advance).__code__.co_filename)
 
 
 def device_memory():
