@@ -1,0 +1,94 @@
+"""The distribution of logZ pulls of one test problem over many seeds, with settings given on the command line.
+
+A bias of a fraction of the error bar needs hundreds of seeds to show (the standard error of a mean pull is
+1/sqrt(seeds)), and settings compared on the same seeds start from the same prior draws, so their pulls are not
+independent: compare settings on disjoint seed ranges. Problems are those of ``tests/sampler/problems.py``
+(``shells5``, ``gauss10``, ``seed4d``, ...) and ``tests/sampler/hard_problems.py`` (``mixture5d``, ``cauchy6d``, ...).
+
+    python scripts/seed_pulls.py shells5 --nlive 400 --seeds 0:800 --processes 2
+    python scripts/seed_pulls.py shells5 --nlive 400 --seeds 800:1000 --set delete_fraction=0.5
+    python scripts/seed_pulls.py gauss10 --seeds 0:100 --set hmc.target_correlation=0.1
+"""
+
+import argparse
+import json
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests", "sampler")]
+
+
+def make_problem(name):
+    import hard_problems
+    import problems
+    if name in hard_problems.PROBLEMS:
+        return hard_problems.PROBLEMS[name]()
+    for family in ("shells", "gauss"):
+        if name.startswith(family) and name[len(family):].isdigit():
+            return (problems.shells if family == "shells" else problems.gaussian)(int(name[len(family):]))
+    if hasattr(problems, name):
+        return getattr(problems, name)()
+    raise SystemExit(f"seed_pulls: unknown problem {name!r} (shellsN, gaussN, a function of problems.py, or one of "
+                     f"{', '.join(sorted(hard_problems.PROBLEMS))})")
+
+
+def settings(pairs):
+    """``key=value`` pairs (value parsed as JSON where it can be) into NestedSampler options; ``hmc.x`` nests."""
+    out = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"seed_pulls: --set {pair!r}: expected key=value")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        if key.startswith("hmc."):
+            out.setdefault("hmc", {})[key[4:]] = value
+        else:
+            out[key] = value
+    return out
+
+
+def one_seed(job):
+    name, nlive, dlogz, options, seed = job
+    from nestgrad.sampler import NestedSampler
+    problem = make_problem(name)
+    r = NestedSampler(problem, problem.prior, nlive=nlive, seed=seed, **options).run(dlogz=dlogz, progress=False)
+    return r.logz - problem.logz, r.logz_err, r.nlike, float(np.nanmean(r.diagnostics["rho_logl"]))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("problem")
+    parser.add_argument("--nlive", type=int, default=400)
+    parser.add_argument("--dlogz", type=float, default=0.1)
+    parser.add_argument("--seeds", default="0:100", help="first:end (end excluded), default 0:100")
+    parser.add_argument("--processes", type=int, default=2, help="worker processes, one numba thread each")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a sampler setting (delete_fraction=0.5, hmc.target_correlation=0.1); repeatable")
+    opts = parser.parse_args()
+    first, _, end = opts.seeds.partition(":")
+    seeds = range(int(first), int(end))
+    options = settings(opts.set)
+    make_problem(opts.problem)  # an unknown name fails here, before the workers start
+    os.environ["NUMBA_NUM_THREADS"] = "1"  # inherited by the workers: one core each
+    jobs = [(opts.problem, opts.nlive, opts.dlogz, options, s) for s in seeds]
+    with ProcessPoolExecutor(opts.processes) as pool:
+        rows = np.array(list(pool.map(one_seed, jobs)))
+    diff, err, nlike, rho = rows.T
+    pull, n = diff / err, len(seeds)
+    se = 1.0 / np.sqrt(n)
+    print(f"{opts.problem} nlive {opts.nlive} {options or 'defaults'}, seeds {opts.seeds} ({n}):")
+    print(f"  mean pull {pull.mean():+.3f} ± {pull.std(ddof=1) * se:.3f}, rms pull {np.sqrt(np.mean(pull ** 2)):.2f}")
+    print(f"  logZ - truth {diff.mean():+.4f} ± {diff.std(ddof=1) * se:.4f} nats; mean error {err.mean():.3f}, "
+          f"seed scatter {diff.std(ddof=1):.3f}")
+    print(f"  likelihood calls {nlike.mean():.0f} a run; start-end rank correlation of logL {rho.mean():+.3f}")
+
+
+if __name__ == "__main__":
+    main()
