@@ -32,6 +32,7 @@ SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 # multiplication by the reciprocal width, a square and an accumulation (value), then the gradient's two
 # accumulations -- 2 x (1 + 1 + 1 + 1 + 2) = 12, with the one-off per-sample work (logs, reciprocals) not counted.
 FLOPS_PER_POINT = 12
+LARGE_BATCH_FACTOR = 16  # the large-batch row: whether a bigger grid fills the device better
 FP32_LANES_PER_SM = {(7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 9): 128, (9, 0): 128}
 PROBLEMS = {  # name: the likelihood section of its config
     "seed4d": {"builtin": "gaussian4d"},
@@ -95,6 +96,15 @@ def batched_kernel(batch, npoints, repeats, simulate):
     seconds = timed(lambda: like.logl_and_grad(d_thetas, out=out, grad_out=grad), repeats)
     rate = batch * npoints / seconds
     rows = [("nestgrad (generated adjoint, GPU backend)", seconds, rate)]
+    queued = kernel_only_seconds(like, d_thetas, out, grad, repeats)
+    rows.append((f"nestgrad, the kernel alone ({repeats} launches queued back to back, CUDA events)", queued,
+                 batch * npoints / queued))
+    big = batch * LARGE_BATCH_FACTOR
+    d_big = cuda.to_device(np.tile(thetas, (LARGE_BATCH_FACTOR, 1)))
+    big_out, big_grad = cuda.device_array(big, np.float32), cuda.device_array((big, 4), np.float32)
+    big_seconds = timed(lambda: like.logl_and_grad(d_big, out=big_out, grad_out=big_grad), max(2, repeats // 4))
+    rows.append((f"nestgrad, B = {big} in one call (per {batch} samples)", big_seconds / LARGE_BATCH_FACTOR,
+                 big * npoints / big_seconds))
     peak = None if simulate else fp32_peak_flops()
     jax_seconds = None if simulate else jax_batched(b, thetas, repeats)
     if jax_seconds is not None:
@@ -109,6 +119,30 @@ def batched_kernel(batch, npoints, repeats, simulate):
                   f"{peak:.3e} FLOP/s from the device's attributes, {FLOPS_PER_POINT} FLOPs per sample-point"
                   if peak else ""]
     return lines
+
+
+def kernel_only_seconds(like, d_thetas, out, grad, repeats):
+    """GPU time per launch of the batched value-and-gradient kernel, launched directly (no bad-sample count copy,
+    no argument checks) ``repeats`` times back to back between two CUDA events. Where the host launches slower
+    than the device runs a kernel this is the launch rate instead, which the per-call row then also shows."""
+    from numba import cuda
+
+    from nestgrad.likelihoods.backends.launch import configured
+
+    backend = like._impl
+    batch = d_thetas.shape[0]
+    launch = configured(backend.drivers["batch_value_and_grad"], *backend._launch(batch))
+    args = (d_thetas, out, grad, backend.scratch(batch), backend.nbad, *backend.data)
+    launch(*args)
+    cuda.synchronize()
+    start, end = cuda.event(), cuda.event()
+    start.record()
+    for _ in range(repeats):
+        launch(*args)
+    end.record()
+    end.synchronize()
+    milliseconds = start.elapsed_time(end)  # the simulator's events keep no time: -1
+    return milliseconds / 1e3 / repeats if milliseconds > 0 else float("nan")
 
 
 def jax_batched(b, thetas, repeats):

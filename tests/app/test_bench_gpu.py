@@ -34,6 +34,9 @@ def test_simulated_smoke_run_prints_both_tables(app_env):
     assert "numba CUDA simulator (figures meaningless" in proc.stdout
     kernel_row = next(line for line in proc.stdout.splitlines() if line.startswith("| nestgrad (generated"))
     assert float(kernel_row.split("|")[3]) > 0  # samples x points per second
+    assert "| nestgrad, the kernel alone" in proc.stdout  # the simulator's events keep no time: nan
+    large_row = next(line for line in proc.stdout.splitlines() if line.startswith("| nestgrad, B = 1024 in one call"))
+    assert float(large_row.split("|")[3]) > 0
     run_row = next(line for line in proc.stdout.splitlines() if line.startswith("| seed4d | 20 | gpu |"))
     assert "failed" not in run_row and abs(float(run_row.split("|")[-2])) < 3  # logZ pull against the truth
 
