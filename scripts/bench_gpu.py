@@ -183,7 +183,7 @@ def cpu_description():
 
 def full_run(problem, nlive, backend, folder, dlogz, timeout=None):
     """One ``nestgrad run`` in a fresh process: a table row (wall time end to end, the run's own split of it into
-    compile and sampling, logZ against the truth)."""
+    compile, sampling, evidence and output, logZ against the truth)."""
     import yaml
 
     spec = {"name": problem, "likelihood": PROBLEMS[problem], "sampler": {"nlive": nlive, "dlogz": dlogz, "seed": 1},
@@ -203,7 +203,8 @@ def full_run(problem, nlive, backend, folder, dlogz, timeout=None):
         return f"{head} failed: {(proc.stderr or proc.stdout).strip()[-300:]} | | | |"
     r = json.loads((Path(spec["output"]["dir"]) / "results.json").read_text())
     t = r.get("timing", {})
-    split = f"{t.get('compile', float('nan')):.2f} / {t.get('sampling', float('nan')):.2f} ({t.get('kernel', '?')})"
+    split = (f"{t.get('compile', float('nan')):.2f} / {t.get('sampling', float('nan')):.2f} / "
+             f"{t.get('evidence', float('nan')):.2f} / {t.get('output', float('nan')):.2f} ({t.get('kernel', '?')})")
     truth = r.get("reference_logz")
     pull = f"{(r['logz'] - truth) / r['logz_err']:+.2f}" if truth is not None else "-"
     logz = f"{r['logz']:.3f} ± {r['logz_err']:.3f}" + (f" (truth {truth:.3f})" if truth is not None else "")
@@ -237,8 +238,8 @@ def main(argv=None):
         lines += batched_kernel(opts.batch, opts.npoints, opts.repeats, opts.simulate)
     if not opts.no_runs:
         lines += ["", f"Full runs, `nestgrad run` in a fresh process each (dlogz {opts.dlogz}, seed 1), end to end:",
-                  "", "| problem | nlive | backend | wall, s | compile / sampling, s (kernel from) | iterations | logZ | pull |",
-                  "|---|---:|---|---:|---:|---:|---|---:|"]
+                  "", "| problem | nlive | backend | wall, s | compile / sampling / evidence / output, s (kernel from) | iterations "
+                  "| logZ | pull |", "|---|---:|---|---:|---:|---:|---|---:|"]
         with tempfile.TemporaryDirectory() as tmp:
             for problem in opts.problems:
                 for nlive in opts.nlive:
