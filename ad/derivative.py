@@ -35,6 +35,17 @@ def _dtype_name(dtype):
     return name
 
 
+def wide_sums(dtype, sum_dtype):
+    """Whether a build of ``dtype`` keeps its loops' sums in float64: ``sum_dtype`` None (the sums in
+    ``dtype``) or a float dtype at least as wide as ``dtype``."""
+    if sum_dtype is None:
+        return False
+    name = _dtype_name(sum_dtype)
+    if np.dtype(name).itemsize < np.dtype(dtype).itemsize:
+        raise ValueError(f"sum_dtype {name} is narrower than dtype {dtype}: sums can only be kept wider")
+    return name != dtype
+
+
 class Kernels:
     """Compiled per-sample functions of one target and dtype (attributes named as in docs/internals.md, section "ad")."""
 
@@ -88,26 +99,28 @@ class Derivative:
             if args else None
         return make_report(self._c, n, np.dtype(dtype).itemsize, dtype, need)
 
-    def jit(self, fastmath=DEFAULT_FASTMATH, dtype="float64"):
+    def jit(self, fastmath=DEFAULT_FASTMATH, dtype="float64", sum_dtype=None):
         """numba-compiled ``value``, ``raw_value``, ``value_and_grad``, ``grad``, ``raw_value_and_grad``,
-        ``raw_grad``."""
+        ``raw_grad``; ``sum_dtype="float64"`` keeps a float32 build's loop sums in float64."""
         dtype = _dtype_name(dtype)
+        wide = wide_sums(dtype, sum_dtype)
         flags = sorted(fastmath) if not isinstance(fastmath, bool) else fastmath
-        k = ("cpu", dtype, repr(flags))
+        k = ("cpu", dtype, repr(flags)) + (("sums float64",) if wide else ())
         if k not in self._compiled:
-            text = module_source(self._c, dtype, "cpu", fastmath) + _cpu_footer(flags)
+            text = module_source(self._c, dtype, "cpu", fastmath, wide) + _cpu_footer(flags)
             digest = cache.key(*self._key_parts, *k, text)
             module = cache.load_module(self.name + "_cpu", digest, text)
             self._compiled[k] = Kernels(module, _CPU_FUNCS, text, dtype, self.needs_scratch)
         return self._compiled[k]
 
-    def cuda(self, dtype="float32"):
+    def cuda(self, dtype="float32", sum_dtype=None):
         """numba.cuda device functions ``raw_value``, ``raw_value_and_grad``, ``raw_grad`` and, for kernels
-        without local arrays, ``value`` (self-contained)."""
+        without local arrays, ``value`` (self-contained); ``sum_dtype="float64"``: as in :meth:`jit`."""
         dtype = _dtype_name(dtype)
-        k = ("cuda", dtype)
+        wide = wide_sums(dtype, sum_dtype)
+        k = ("cuda", dtype) + (("sums float64",) if wide else ())
         if k not in self._compiled:
-            text = module_source(self._c, dtype, "cuda") + _cuda_footer()
+            text = module_source(self._c, dtype, "cuda", wide_sums=wide) + _cuda_footer()
             digest = cache.key(*self._key_parts, *k, text)
             module = cache.load_module(self.name + "_cuda", digest, text)
             self._compiled[k] = Kernels(module, _CUDA_FUNCS, text, dtype, self.needs_scratch)

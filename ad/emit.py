@@ -5,7 +5,8 @@ Every function is self-contained (helpers and special functions were inlined) be
 device function that calls another device function needs a driver -- except for the calls of functions with an
 adjoint rule (external.py, ad.linalg), which cannot be inlined: their PTX check stands in a device
 (tests/ad/device_calls.py).  In float32 mode every float literal and every int→float conversion is written as
-``np.float32(...)`` so no float64 arithmetic reaches the GPU (the results of external calls are converted too).
+``np.float32(...)`` so no float64 arithmetic reaches the GPU (the results of external calls are converted too),
+unless the build asks for float64 sums: then the variables that loops accumulate into are float64 (``loop_sums``).
 
 A comment line ``# file:line`` above a statement names the user's source line it comes from, whenever that
 differs from the last such comment above it: so a compiler error at a generated line (numba reports those) maps
@@ -39,11 +40,41 @@ def source_line(generated_source, generated_lineno):
     return None
 
 
+def loop_sums(stmts, types) -> frozenset:
+    """Float variables that a loop accumulates into, forward or reverse sweep: ``v = v + e``, ``v = v - e``, or
+    the same through a temporary (``t = v + e`` then ``v = t``, as the user's ``v += e`` comes out of the IR).
+    These are the data-loop sums a float32 build may keep in float64 (``function_source``)."""
+    found = set()
+
+    def accumulates(s, defs):
+        expr = defs.get(s.args[0], s) if s.op == "copy" and is_var(s.args[0]) else s
+        return expr.op in ("add", "sub") and (expr.args[0] == s.dst or (expr.op == "add" and expr.args[1] == s.dst))
+
+    def visit(body, in_loop):
+        defs = {s.dst: s for s in body if isinstance(s, Assign)}
+        for s in body:
+            if isinstance(s, For):
+                visit(s.body, True)
+            elif isinstance(s, If):
+                visit(s.then, in_loop)
+                visit(s.orelse, in_loop)
+            elif isinstance(s, RuleCall):
+                visit(s.body, in_loop)
+            elif in_loop and isinstance(s, Assign) and types.of(s.dst) == "float" and accumulates(s, defs):
+                found.add(s.dst)
+
+    visit(stmts, False)
+    return frozenset(found)
+
+
 class Emitter:
-    def __init__(self, types, dtype, scratch="scratch", origin=NO_POS, finite=frozenset()):
+    def __init__(self, types, dtype, scratch="scratch", origin=NO_POS, finite=frozenset(), wide=frozenset()):
         self.types = types
         self.finite = finite
         self.f32 = dtype == "float32"
+        # float64 variables of a float32 build: every assignment of a value to them converts it to float64, so
+        # their sums run in float64 (the float32 terms widen as they are added) and what uses them afterwards does
+        self.wide = wide if self.f32 else frozenset()
         self.scratch = scratch
         self.origin = origin  # where statements without a position of their own come from (the kernel's def)
         self.commented = None
@@ -204,6 +235,8 @@ class Emitter:
         dst_float = self.types.of(s.dst) == "float"
         want = "float" if dst_float else None
         if op == "copy":
+            if s.dst in self.wide:
+                return f"np.float64({self.opnd(a[0])})"
             return self.opnd(a[0], want)
         if op in _SYM:
             w = want if (self.f32 or op == "div") else None
@@ -273,13 +306,15 @@ def _plain_product_safe(args, finite=frozenset()):
     return not isinstance(b.value, bool) and math.isfinite(b.value) and b.value != 0
 
 
-def function_source(name, params, stmts, types, dtype, scratch="scratch", doc=None, origin=NO_POS, wrt=()):
+def function_source(name, params, stmts, types, dtype, scratch="scratch", doc=None, origin=NO_POS, wrt=(),
+                    wide_sums=False):
     """One generated function; ``origin``: the kernel's ``def`` position, named for statements without one;
     ``wrt``: the parameter arguments (products whose partial is one of them, or an element of one, are not
-    guarded)."""
+    guarded); ``wide_sums``: in a float32 build, keep the loops' sums (:func:`loop_sums`) in float64."""
     finite = frozenset(wrt) | {s.dst for s in walk(stmts)
                                if isinstance(s, Assign) and s.op == "index" and s.args[0] in wrt}
-    em = Emitter(types, dtype, scratch, origin, finite)
+    wide = loop_sums(stmts, types) if wide_sums else frozenset()
+    em = Emitter(types, dtype, scratch, origin, finite, wide)
     em.w(0, f"def {name}({', '.join(params)}):")
     if doc:
         em.w(1, f'"""{doc}"""')

@@ -30,6 +30,35 @@ def from_kernel(kernel):
     return ad.differentiate_source(kernel.text, kernel.name, wrt=wrt, filename=kernel.filename)
 
 
+def with_sum_dtype(derivative, sum_dtype):
+    """``derivative``, or a view of it whose float32 builds keep the kernel's loop sums in float64
+    (``sum_dtype="float64"``; ad/emit.py ``loop_sums``). Only the differentiator's own code can be widened."""
+    if sum_dtype is None:
+        return derivative
+    from nestgrad import ad
+
+    if not isinstance(derivative, ad.Derivative):
+        raise LikelihoodError("sum_dtype: float64 sums need a kernel differentiated by nestgrad, not "
+                              f"{type(derivative).__name__}")
+    return _WideSums(derivative)
+
+
+class _WideSums:
+    """A Derivative whose compiled builds are asked for float64 sums; everything else is the Derivative's."""
+
+    def __init__(self, derivative):
+        self._derivative = derivative
+
+    def __getattr__(self, name):
+        return getattr(self._derivative, name)
+
+    def jit(self, fastmath=FASTMATH, dtype="float64"):
+        return self._derivative.jit(fastmath=fastmath, dtype=dtype, sum_dtype="float64")
+
+    def cuda(self, dtype="float32"):
+        return self._derivative.cuda(dtype=dtype, sum_dtype="float64")
+
+
 class AnalyticDerivative:
     """Per-sample functions from ``kernel(theta, *data)`` and ``gradient(theta, *data, out)``."""
 

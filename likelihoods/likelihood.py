@@ -15,6 +15,17 @@ class UnusedParameterWarning(UserWarning):
 GPU_DEFAULT_DTYPE = "float32"
 
 
+def _sum_dtype(sum_dtype, dtype):
+    """None when the sums are in ``dtype`` anyway; "float64" for float64 sums of a float32 kernel."""
+    if sum_dtype is None or np.dtype(dtype).name == str(sum_dtype):
+        return None
+    if str(sum_dtype) not in ("float32", "float64"):
+        raise LikelihoodError(f"sum_dtype must be 'float64' (or the dtype itself), got {sum_dtype!r}")
+    if str(sum_dtype) == "float32":
+        raise LikelihoodError("sum_dtype float32 with dtype float64: sums can only be kept wider than the dtype")
+    return "float64"
+
+
 class Likelihood:
     """Batched log-likelihood ``fn(theta, *data)`` with per-sample gradients.
 
@@ -24,6 +35,9 @@ class Likelihood:
     data      kernel argument name -> array, number, list or file name (see likelihoods/data.py)
     backend   one of ``backends.NAMES``: "auto" | "cpu" | "gpu" | "python"
     dtype     "float64" or "float32"; None: float32 on the GPU, float64 elsewhere
+    sum_dtype None, or "float64" with dtype "float32": the sums the kernel's loops accumulate (over its data,
+              and their gradients) are kept in float64, the rest of its arithmetic in float32 -- for long data
+              loops, whose float32 sums lose digits as they grow (ad/emit.py ``loop_sums``)
     gradient  optional analytic ``gradient(theta, *data, out)`` (function or file reference), used only by
               :meth:`check_gradient`
     draws     optional ``draws(rng, n) -> (n, ndim)`` parameter points (e.g. ``Prior.draw`` of the sampler's
@@ -44,10 +58,10 @@ class Likelihood:
     """
 
     def __init__(self, fn, params, data=None, backend="cpu", dtype=None, gradient=None, *, data_dir=None,
-                 draws=None):
+                 draws=None, sum_dtype=None):
         kernel = kernel_source.resolve(fn, base_dir=data_dir)
         derivative = derivatives.from_kernel(kernel)
-        self._setup(kernel, derivative, params, data, backend, dtype, gradient, data_dir, draws)
+        self._setup(kernel, derivative, params, data, backend, dtype, gradient, data_dir, draws, sum_dtype)
 
     @classmethod
     def from_derivative(cls, derivative, fn, params, data=None, backend="cpu", dtype=None, gradient=None, *,
@@ -59,8 +73,9 @@ class Likelihood:
                     gradient, data_dir, draws)
         return self
 
-    def _setup(self, kernel, derivative, params, data, backend, dtype, gradient, data_dir, draws=None):
-        self.kernel, self.derivative = kernel, derivative
+    def _setup(self, kernel, derivative, params, data, backend, dtype, gradient, data_dir, draws=None,
+               sum_dtype=None):
+        self.kernel = kernel
         if isinstance(params, str) or not all(isinstance(p, str) for p in params):
             raise LikelihoodError(f"params: expected a list of parameter names, got {params!r}")
         self.params = tuple(params)
@@ -77,6 +92,8 @@ class Likelihood:
             raise LikelihoodError(f"dtype must be 'float32' or 'float64', got {dtype!r}") from None
         if self.dtype not in (np.float32, np.float64):
             raise LikelihoodError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+        self.sum_dtype = _sum_dtype(sum_dtype, self.dtype)
+        self.derivative = derivatives.with_sum_dtype(derivative, self.sum_dtype)
         if draws is not None and not callable(draws):
             raise LikelihoodError(f"draws: expected a callable draws(rng, n) -> (n, {len(self.params)}), got "
                                   f"{type(draws).__name__}")
@@ -90,7 +107,7 @@ class Likelihood:
         bounds.check(kernel, self.use, self._data64, self.params, self._probe_points)
         probe = np.zeros(self.ndim, dtype=self.dtype)
         self.scratch_size = int(derivative.scratch_size(probe, *self.data)) if derivative.needs_scratch else 0
-        self._impl = backends.backend_class(self.backend)(derivative, self.data, self.dtype, self.ndim,
+        self._impl = backends.backend_class(self.backend)(self.derivative, self.data, self.dtype, self.ndim,
                                                           self.scratch_size)
         self.nbad = self.nbad_total = self.ncalls_total = 0
 

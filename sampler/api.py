@@ -12,7 +12,7 @@ _RUN_KEYS = ("max_iter", "max_nlike", "max_time", "checkpoint_every", "callback"
 
 
 def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="auto", dtype=None, out=None,
-        progress=True, plots=None, plot_formats=("png",), **sampler):
+        progress=True, plots=None, plot_formats=("png",), sum_dtype=None, **sampler):
     """Sample ``kernel(theta, *data)`` under the priors ``params`` and return :class:`~nestgrad.Results`.
 
     kernel    the per-sample log-likelihood: a function, ``"file.py:name"``, or a ready ``Likelihood``
@@ -20,6 +20,7 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
               optionally with ``latex``) or a distribution (``nestgrad.priors.Uniform(0, 1)``); or a ``Prior``
     data      dict kernel-argument name -> array, number, list or file name (.npy, .npz, .csv, .txt)
     nlive, dlogz, seed, backend ("auto" | "cpu" | "gpu" | "python"), dtype ("float64" | "float32")
+    sum_dtype "float64" with dtype "float32": the kernel's loop sums (over its data) kept in float64
     out       a folder: the run folder (chains, results.json, checkpoint.npz) is written there, and a run
               interrupted there continues with ``resume=True``
     plots     plot kinds to write into ``out/plots`` (e.g. ``["corner", "run"]``); default none
@@ -40,7 +41,8 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
         if data is not None:
             raise TypeError("nestgrad.run: data belongs to the Likelihood already; pass data=None")
     else:
-        likelihood = Likelihood(kernel, prior.names, data, backend=backend, dtype=dtype, draws=prior.draw)
+        likelihood = Likelihood(kernel, prior.names, data, backend=backend, dtype=dtype, draws=prior.draw,
+                                sum_dtype=sum_dtype)
     init = {key: sampler[key] for key in _SAMPLER_KEYS if key in sampler}
     ns = NestedSampler(likelihood, prior, nlive=nlive, seed=seed, backend=backend, **init)
     options = {key: sampler[key] for key in _RUN_KEYS if key in sampler}

@@ -182,7 +182,7 @@ def build(config: Config) -> Problem:
         # the built-in's reference evidence holds for its default priors only
         reference = None if overridden else model.reference_logz
         likelihood = _construct(config, lambda: model.likelihood(backend=config.backend, dtype=config.dtype,
-                                                                 draws=prior.draw))
+                                                                 draws=prior.draw, sum_dtype=config.sum_dtype))
         params, truths = list(model.params), model.truths
     else:
         kernel = user_function(config)  # the KernelSource `load` checked: the file runs once per process
@@ -191,7 +191,8 @@ def build(config: Config) -> Problem:
         params = [p.name for p in config.params]
         likelihood = _construct(config, lambda: Likelihood(kernel, params, dict(spec.data),
                                                            backend=config.backend, dtype=config.dtype,
-                                                           gradient=gradient, draws=prior.draw))
+                                                           gradient=gradient, draws=prior.draw,
+                                                           sum_dtype=config.sum_dtype))
         reference, truths = None, None
     latex = {name: default_latex(name) for name in params}
     latex.update({p.name: p.latex for p in config.params if p.latex})
@@ -289,4 +290,4 @@ def finish_results(results, config: Config, problem: Problem) -> None:
     if results.reference_logz is None and problem.reference_logz is not None:
         results.reference_logz = float(problem.reference_logz)
     results.settings = {"config": str(config.path), "backend": config.backend, "dtype": config.dtype,
-                        **(results.settings or {})}
+                        "sum_dtype": config.sum_dtype, **(results.settings or {})}

@@ -21,7 +21,7 @@ DTYPES = ("float64", "float32")
 PLOTS = ("corner", "run", "trace", "hmc", "gradient")  # the plot kinds (sampler.plots makes them)
 PLOT_FORMATS = ("png", "pdf")  # files written per plot; PNG alone by default (a PDF doubles the drawing time)
 
-TOP_KEYS = ("name", "likelihood", "params", "sampler", "backend", "dtype", "output")
+TOP_KEYS = ("name", "likelihood", "params", "sampler", "backend", "dtype", "sum_dtype", "output")
 LIKELIHOOD_KEYS = ("kernel", "builtin", "options", "gradient", "data")
 
 
@@ -110,6 +110,7 @@ class Config:
     backend: str = "auto"
     dtype: str = "float64"
     output: OutputSpec | None = None
+    sum_dtype: str | None = None               # float64: a float32 kernel's loop sums kept in float64
     lines: dict = field(default_factory=dict, compare=False, repr=False)  # key path -> YAML line
 
     @property
@@ -237,11 +238,16 @@ def validate(data, lines, path: Path) -> Config:
     formats = tuple(dict.fromkeys(check.text(f, ("output", "plot_formats", i), PLOT_FORMATS)
                                   for i, f in enumerate(formats)))
 
+    dtype = check.text(top.get("dtype", "float64"), ("dtype",), DTYPES)
+    sum_dtype = None if top.get("sum_dtype") is None else check.text(top["sum_dtype"], ("sum_dtype",), DTYPES)
+    if sum_dtype == "float32" and dtype == "float64":
+        raise check.error(("sum_dtype",), "float32 sums of a float64 kernel: sums can only be kept wider than "
+                          "dtype (sum_dtype: float64 with dtype: float32)")
     return Config(
         path=path, name=name, likelihood=likelihood, params=params, sampler=SamplerSpec(**sampler_args),
-        backend=check.text(top.get("backend", "auto"), ("backend",), backends.NAMES),
-        dtype=check.text(top.get("dtype", "float64"), ("dtype",), DTYPES),
+        backend=check.text(top.get("backend", "auto"), ("backend",), backends.NAMES), dtype=dtype,
         output=OutputSpec(dir=out_dir.resolve(), plots=plots, plot_formats=formats), lines=dict(lines),
+        sum_dtype=sum_dtype,
     )
 
 

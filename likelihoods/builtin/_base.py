@@ -47,7 +47,7 @@ class Builtin:
     def ndim(self):
         return len(self.params)
 
-    def likelihood(self, backend="cpu", dtype=None, draws=None):
+    def likelihood(self, backend="cpu", dtype=None, draws=None, sum_dtype=None):
         """The batched :class:`likelihoods.Likelihood` of this problem (analytic gradient kept for checks).
 
         ``draws(rng, n)``: where ``check_gradient()`` looks by default; the sampler passes draws from its prior
@@ -55,7 +55,7 @@ class Builtin:
         from ..likelihood import Likelihood
 
         return Likelihood(self.kernel, self.params, self.data, backend=backend, dtype=dtype,
-                          gradient=self.gradient, draws=self.draw if draws is None else draws)
+                          gradient=self.gradient, draws=self.draw if draws is None else draws, sum_dtype=sum_dtype)
 
     def draw(self, rng, n):
         """``n`` points, shape ``(n, ndim)``, scattered around the truths (or ``check_centre``): each coordinate

@@ -38,9 +38,9 @@ def python_function(dev, name):
 ALL_FUNCTIONS = ("value", "raw_value_and_grad", "raw_grad")
 
 
-def _check_ptx(case, dtype, functions=ALL_FUNCTIONS):
+def _check_ptx(case, dtype, functions=ALL_FUNCTIONS, sum_dtype=None, ptx_out=None):
     d = _derivative(case)
-    dev = d.cuda(dtype=dtype)
+    dev = d.cuda(dtype=dtype, sum_dtype=sum_dtype)
     args = nm.to_dtype(case.args(), np.dtype(dtype))
     positions = nm.active_positions(case.fn, case.wrt)
     arg_types = tuple(numba.typeof(a) for a in args)
@@ -61,6 +61,8 @@ def _check_ptx(case, dtype, functions=ALL_FUNCTIONS):
         assert ".func" in ptx, f"{case.name}.{name}: no device function in the PTX"
         assert isinstance(result, want_kind), f"{case.name}.{name} ({dtype}) returns {result}"
         results[name] = result
+        if ptx_out is not None:
+            ptx_out[name] = ptx
     return results
 
 
@@ -97,3 +99,22 @@ def test_cuda_source_is_exposed():
     d = _derivative(corpus.BY_NAME["gauss4d"])
     source = d.cuda().source
     assert isinstance(source, str) and "def " in source
+
+
+@pytest.mark.parametrize("case", SUBSET, ids=lambda c: c.name)
+def test_float32_builds_with_float64_sums_compile_to_ptx(case):
+    _check_ptx(case, "float32", ("raw_value_and_grad",), sum_dtype="float64")
+
+
+def test_float64_sums_add_in_float64_and_only_there():
+    """gauss4d's data loop sums its squared residuals (and their gradients): with ``sum_dtype="float64"`` those
+    additions are float64 in the PTX while the residuals stay float32; without it nothing is float64."""
+    plain, wide = {}, {}
+    _check_ptx(corpus.BY_NAME["gauss4d"], "float32", ("raw_value_and_grad",), ptx_out=plain)
+    results = _check_ptx(corpus.BY_NAME["gauss4d"], "float32", ("raw_value_and_grad",), sum_dtype="float64",
+                         ptx_out=wide)
+    assert ".f64" not in plain["raw_value_and_grad"]
+    text = wide["raw_value_and_grad"]
+    assert "add.f64" in text or "add.rn.f64" in text, "no float64 addition"
+    assert "sub.f32" in text or "sub.rn.f32" in text or "fma.rn.f32" in text  # residuals still float32
+    assert results["raw_value_and_grad"] == numba.float64  # the value is the float64 sum's

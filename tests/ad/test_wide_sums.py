@@ -1,0 +1,77 @@
+"""A float32 build with ``sum_dtype="float64"``: the sums a kernel's loops accumulate (its value over the data and
+the gradient's sums) are float64, the per-point arithmetic float32. The reference is the float64 build."""
+import math
+
+import numpy as np
+import pytest
+
+from nestgrad import ad
+from nestgrad.ad.derivative import wide_sums
+
+
+def long_sum(theta, x):
+    mu, s = theta[0], theta[1]
+    q = 0.0
+    for i in range(x.shape[0]):
+        d = (x[i] - mu) / s
+        q += d * d
+    return -0.5 * q - x.shape[0] * math.log(s)
+
+
+def two_level(theta, x):
+    """A sum inside a sum, and one accumulated by subtraction."""
+    total = 0.0
+    for j in range(x.shape[0]):
+        row = 0.0
+        for i in range(x.shape[1]):
+            row -= (x[j, i] - theta[0]) ** 2
+        total += row * theta[1]
+    return total
+
+
+def _errors(fn, args64, fastmath):
+    d = ad.differentiate(fn)
+    theta64 = args64[0]
+    g64 = np.zeros(theta64.size)
+    v64 = d.jit(dtype="float64").raw_value_and_grad(*args64, g64, np.zeros(0))
+    out = {}
+    for sums in (None, "float64"):
+        k = d.jit(dtype="float32", sum_dtype=sums, fastmath=fastmath)
+        args = [a.astype(np.float32) for a in args64]
+        g = np.zeros(theta64.size, np.float32)
+        # theta is rounded to float32 in both builds: compare with the float64 build at the rounded theta
+        v = k.raw_value_and_grad(*args, g, np.zeros(0, np.float32))
+        out[sums] = (abs(v - v64) / abs(v64), np.max(np.abs(g - g64) / np.abs(g64)))
+    return out
+
+
+@pytest.mark.parametrize("fastmath", [False, True], ids=["sequential", "reassociated"])
+def test_float64_sums_recover_the_float64_results(fastmath):
+    rng = np.random.default_rng(0)
+    x = rng.normal(0.5, 0.1, 200_000)
+    theta = np.array([0.51, 0.11], np.float32).astype(np.float64)  # exactly representable in float32
+    err = _errors(long_sum, [theta, x.astype(np.float32).astype(np.float64)], fastmath)
+    value, grad = err["float64"]
+    assert value < 1e-6 and grad < 2e-5, err
+    if not fastmath:  # a sequential float32 sum of 2e5 terms loses digits (as on the GPU, which does not reorder)
+        assert err[None][1] > 20 * grad, err
+
+
+def test_nested_and_subtracted_sums_are_widened():
+    rng = np.random.default_rng(1)
+    x = rng.normal(0.3, 0.2, (300, 300)).astype(np.float32).astype(np.float64)
+    theta = np.array([0.25, 1.5], np.float32).astype(np.float64)
+    err = _errors(two_level, [theta, x], False)
+    assert err["float64"][0] < 1e-6 and err["float64"][1] < 1e-5, err
+    assert err[None][0] > 10 * err["float64"][0], err
+
+
+def test_the_source_says_so_and_only_float32_builds_change():
+    d = ad.differentiate(long_sum)
+    wide = d.jit(dtype="float32", sum_dtype="float64").source
+    assert "sums float64" in wide.splitlines()[0] and "np.float64(" in wide
+    assert "np.float64(" not in d.jit(dtype="float32").source
+    assert d.jit(dtype="float64", sum_dtype="float64") is d.jit(dtype="float64")  # nothing to widen
+    assert not wide_sums("float64", "float64") and wide_sums("float32", "float64")
+    with pytest.raises(ValueError, match="narrower"):
+        wide_sums("float64", "float32")

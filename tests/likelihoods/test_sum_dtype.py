@@ -1,0 +1,44 @@
+"""``sum_dtype="float64"`` on a float32 likelihood: the kernel's loop sums in float64 through the batched CPU
+backend, the config key and a whole run; refusals name what is wrong."""
+import json
+
+import numpy as np
+import pytest
+
+from nestgrad.likelihoods import builtin
+from nestgrad.likelihoods.derivatives import AnalyticDerivative, with_sum_dtype
+from nestgrad.likelihoods.errors import LikelihoodError
+from nestgrad.sampler.cli import main
+
+
+def test_float64_sums_bring_a_float32_likelihood_to_the_float64_values():
+    b = builtin.get("gaussian4d", n=200_000)
+    thetas = np.array([[0.51, 0.49, 0.11, 0.09], [0.5, 0.5, 0.1, 0.1]], np.float32).astype(np.float64)
+    ref, ref_grad = (a.copy() for a in b.likelihood(backend="cpu", dtype="float64").logl_and_grad(thetas))
+    errors = {}
+    for sums in (None, "float64"):
+        values, grads = b.likelihood(backend="cpu", dtype="float32", sum_dtype=sums).logl_and_grad(thetas)
+        errors[sums] = (np.max(np.abs(values - ref) / np.abs(ref)), np.max(np.abs(grads - ref_grad) / np.abs(ref_grad)))
+    assert errors["float64"][0] < 3e-7 and errors["float64"][1] < 2e-5, errors
+    assert errors[None][1] > 5 * errors["float64"][1], errors
+
+
+def test_sum_dtype_refusals():
+    b = builtin.get("gaussian4d", n=10)
+    with pytest.raises(LikelihoodError, match="wider"):
+        b.likelihood(backend="cpu", dtype="float64", sum_dtype="float32")
+    with pytest.raises(LikelihoodError, match="sum_dtype must be"):
+        b.likelihood(backend="cpu", dtype="float32", sum_dtype="float16")
+    with pytest.raises(LikelihoodError, match="differentiated by nestgrad"):
+        with_sum_dtype(AnalyticDerivative(b.kernel, b.gradient), "float64")
+    assert b.likelihood(backend="cpu", dtype="float64", sum_dtype="float64").sum_dtype is None  # nothing to widen
+
+
+def test_a_config_with_float64_sums_runs_and_records_them(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("name: sums\nlikelihood: {builtin: gaussian4d}\nsampler: {nlive: 60, seed: 2, dlogz: 0.5}\n"
+                      f"backend: cpu\ndtype: float32\nsum_dtype: float64\noutput: {{dir: {tmp_path / 'run'}, plots: []}}\n")
+    assert main(["run", str(config), "--quiet"]) == 0
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["settings"]["sum_dtype"] == "float64" and results["settings"]["dtype"] == "float32"
+    assert abs(results["logz"] - results["reference_logz"]) < 4 * results["logz_err"]
