@@ -96,6 +96,9 @@ def batched_kernel(batch, npoints, repeats, simulate):
     seconds = timed(lambda: like.logl_and_grad(d_thetas, out=out, grad_out=grad), repeats)
     rate = batch * npoints / seconds
     rows = [("nestgrad (generated adjoint, GPU backend)", seconds, rate)]
+    wide = b.likelihood(backend="gpu", dtype="float32", sum_dtype="float64")
+    wide_seconds = timed(lambda: wide.logl_and_grad(d_thetas, out=out, grad_out=grad), repeats)
+    rows.append(("nestgrad, float64 sums (`sum_dtype: float64`)", wide_seconds, batch * npoints / wide_seconds))
     queued = kernel_only_seconds(like, d_thetas, out, grad, repeats)
     rows.append((f"nestgrad, the kernel alone ({repeats} launches queued back to back, CUDA events)", queued,
                  batch * npoints / queued))
