@@ -137,6 +137,31 @@ def shrinkage_error(logl, nlive) -> float:
     return float(np.sqrt(np.log1p(np.exp(log_var[0] - 2.0 * log_mean[0]))))
 
 
+FEW_ABOVE_PLATEAU = 10  # survivors of a plateau's death below which the region above it is poorly known
+
+
+def thin_plateaus(logl, logl_birth, fewest=FEW_ABOVE_PLATEAU) -> list:
+    """``[(logl, survivors, live)]`` for each plateau (a value shared by several dead points) that died during the
+    run (points were born at it: not the final live points' own ties) leaving fewer than ``fewest`` (but at least
+    one) of its ``live`` points above it; ``logl`` sorted ascending. The region above such a plateau is known from
+    those few points alone: its share of the volume has a relative spread of about ``1 / sqrt(survivors)``, and
+    an error computed at the estimate can understate it."""
+    logl = np.asarray(logl, dtype=np.float64)
+    tied = logl[1:] == logl[:-1]
+    if not tied.any():
+        return []
+    births = np.asarray(logl_birth, dtype=np.float64)
+    contours = set(np.unique(births[np.isfinite(births)]).tolist())
+    counts = live_counts(logl, births)
+    edges = np.flatnonzero(np.diff(np.concatenate([[False], tied, [False]]).astype(np.int8)))
+    out = []
+    for start, end in zip(edges[::2], edges[1::2]):  # deaths start .. end share one value
+        survivors = int(counts[end]) - 1
+        if 1 <= survivors < fewest and float(logl[end]) in contours:
+            out.append((float(logl[end]), survivors, int(counts[start])))
+    return out
+
+
 def compute(logl, logl_birth, generator=None, ndraws=200) -> Evidence:
     """Evidence of a run given every dead point's ``(logl, logl_birth)`` (final live points included)."""
     order = sort_dead(logl, logl_birth)

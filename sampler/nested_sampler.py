@@ -428,6 +428,12 @@ class NestedSampler:
 
     def _results(self, state, record, settings) -> Results:
         results = make_results(self, state, record, settings)
+        for level, survivors, live in evidence.thin_plateaus(results.dead.logl, results.dead.logl_birth):
+            warnings.warn(f"only {survivors} of {live} live points lay above the plateau at logL = {level!r}: the "
+                          f"evidence above it rests on them, so that region's share of the prior volume is uncertain "
+                          f"by a factor of about {math.exp(1.0 / math.sqrt(survivors)):.1f} and logz_err (computed at "
+                          f"the estimate) can understate the error; more live points (nlive) would see more of it",
+                          stacklevel=3)
         if results.nan_fraction > NAN_WARNING_FRACTION:
             warnings.warn(f"{results.nnan} of {results.nlike} likelihood evaluations ({100 * results.nan_fraction:.2g}%) "
                           f"returned NaN or inf; they count as zero likelihood (outside every contour). If the "
