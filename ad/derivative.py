@@ -40,7 +40,12 @@ def wide_sums(dtype, sum_dtype):
     ``dtype``) or a float dtype at least as wide as ``dtype``."""
     if sum_dtype is None:
         return False
-    name = _dtype_name(sum_dtype)
+    try:
+        name = np.dtype(sum_dtype).name
+    except TypeError:
+        name = repr(sum_dtype)
+    if name not in _DTYPES:
+        raise ValueError(f"sum_dtype must be float32 or float64, got {name}")
     if np.dtype(name).itemsize < np.dtype(dtype).itemsize:
         raise ValueError(f"sum_dtype {name} is narrower than dtype {dtype}: sums can only be kept wider")
     return name != dtype

@@ -74,7 +74,7 @@ class Emitter:
         self.f32 = dtype == "float32"
         # float64 variables of a float32 build: every assignment of a value to them converts it to float64, so
         # their sums run in float64 (the float32 terms widen as they are added) and what uses them afterwards does
-        self.wide = wide if self.f32 else frozenset()
+        self.wide = wide
         self.scratch = scratch
         self.origin = origin  # where statements without a position of their own come from (the kernel's def)
         self.commented = None

@@ -16,14 +16,14 @@ GPU_DEFAULT_DTYPE = "float32"
 
 
 def _sum_dtype(sum_dtype, dtype):
-    """None when the sums are in ``dtype`` anyway; "float64" for float64 sums of a float32 kernel."""
-    if sum_dtype is None or np.dtype(dtype).name == str(sum_dtype):
-        return None
-    if str(sum_dtype) not in ("float32", "float64"):
-        raise LikelihoodError(f"sum_dtype must be 'float64' (or the dtype itself), got {sum_dtype!r}")
-    if str(sum_dtype) == "float32":
-        raise LikelihoodError("sum_dtype float32 with dtype float64: sums can only be kept wider than the dtype")
-    return "float64"
+    """None when the sums are in ``dtype`` anyway; "float64" for float64 sums of a float32 kernel (the rule is
+    ad's ``wide_sums``; its refusals become LikelihoodErrors)."""
+    from nestgrad.ad.derivative import wide_sums
+
+    try:
+        return "float64" if wide_sums(np.dtype(dtype).name, sum_dtype) else None
+    except ValueError as error:
+        raise LikelihoodError(str(error)) from None
 
 
 class Likelihood:
