@@ -3,7 +3,8 @@
 A bias of a fraction of the error bar needs hundreds of seeds to show (the standard error of a mean pull is
 1/sqrt(seeds)), and settings compared on the same seeds start from the same prior draws, so their pulls are not
 independent: compare settings on disjoint seed ranges. Problems are those of ``tests/sampler/problems.py``
-(``shells5``, ``gauss10``, ``seed4d``, ...) and ``tests/sampler/hard_problems.py`` (``mixture5d``, ``cauchy6d``, ...).
+(``shells5``, ``gauss10``, ``seed4d``, ...), ``tests/sampler/hard_problems.py`` (``mixture5d``, ``cauchy6d``, ...)
+and ``tests/sampler/peer_problems.py`` (``funnel5d``, ``loggamma4d``, ...).
 
     python scripts/seed_pulls.py shells5 --nlive 400 --seeds 0:800 --processes 2
     python scripts/seed_pulls.py shells5 --nlive 400 --seeds 800:1000 --set delete_fraction=0.5
@@ -24,16 +25,18 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "tests", "sampler")]
 
 def make_problem(name):
     import hard_problems
+    import peer_problems
     import problems
-    if name in hard_problems.PROBLEMS:
-        return hard_problems.PROBLEMS[name]()
+    for table in (hard_problems.PROBLEMS, peer_problems.PROBLEMS):
+        if name in table:
+            return table[name]()
     for family in ("shells", "gauss"):
         if name.startswith(family) and name[len(family):].isdigit():
             return (problems.shells if family == "shells" else problems.gaussian)(int(name[len(family):]))
     if hasattr(problems, name):
         return getattr(problems, name)()
     raise SystemExit(f"seed_pulls: unknown problem {name!r} (shellsN, gaussN, a function of problems.py, or one of "
-                     f"{', '.join(sorted(hard_problems.PROBLEMS))})")
+                     f"{', '.join(sorted(hard_problems.PROBLEMS) + sorted(peer_problems.PROBLEMS))})")
 
 
 def settings(pairs):

@@ -1,0 +1,163 @@
+"""Test problems from peers' papers and suites, with evidence computed here by quadrature (no number from nestgrad).
+
+* Neal's funnel (Neal 2003; the standard hard case of HMC and of Stan's and BlackJAX's suites): ``v ~ N(0, 3^2)``,
+  ``x_i | v ~ N(0, e^v)``, its density as the likelihood on a box prior. The scale of the ``x`` changes by
+  ``e^9`` along ``v``: an ill-conditioning that no single metric fixes.
+* LogGamma (Beaujean & Caldwell 2013, in the UltraNest and PolyChord papers): on U(0, 1)^d, coordinate 0 is
+  ``0.5 LogGamma(1, 1/3, 1/30) + 0.5 LogGamma(1, 2/3, 1/30)``, coordinate 1 ``0.5 N(1/3, 1/30) + 0.5 N(2/3,
+  1/30)``, coordinates 2 .. d/2 ``LogGamma(1, 2/3, 1/30)`` and the rest ``N(2/3, 1/30)``: four modes with
+  asymmetric, exponential-on-one-side tails; logZ is the product of each coordinate's mass inside [0, 1].
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+from scipy import integrate, special
+
+from problems import Problem
+from nestgrad.sampler.priors import Prior, Uniform
+
+# --- Neal's funnel -----------------------------------------------------------------------------------------
+
+_FUNNEL_V_SD = 3.0
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+@njit
+def _funnel_value(theta, data, scratch):
+    v = theta[0]
+    total = -0.5 * (v / 3.0) ** 2 - math.log(3.0) - 0.9189385332046727
+    inv_var = math.exp(-v)
+    for i in range(1, theta.shape[0]):
+        total += -0.5 * theta[i] * theta[i] * inv_var - 0.5 * v - 0.9189385332046727
+    return total
+
+
+@njit
+def _funnel_value_and_grad(theta, data, grad_out, scratch):
+    v = theta[0]
+    inv_var = math.exp(-v)
+    grad_v = -v / 9.0
+    for i in range(1, theta.shape[0]):
+        grad_v += 0.5 * theta[i] * theta[i] * inv_var - 0.5
+        grad_out[i] = -theta[i] * inv_var
+    grad_out[0] = grad_v
+    return _funnel_value(theta, data, scratch)
+
+
+def funnel_logz(ndim, v_half, x_half):
+    """log of the funnel's mass inside the box, minus the log of the box's volume (1-D quadrature over v)."""
+    def mass(v):
+        density = math.exp(-0.5 * (v / _FUNNEL_V_SD) ** 2) / (_FUNNEL_V_SD * math.sqrt(2 * math.pi))
+        return density * special.erf(x_half / math.sqrt(2.0 * math.exp(v))) ** (ndim - 1)
+
+    inside, _ = integrate.quad(mass, -v_half, v_half, points=[0.0], limit=400, epsabs=0, epsrel=1e-12)
+    return math.log(inside) - math.log(2 * v_half) - (ndim - 1) * math.log(2 * x_half)
+
+
+def funnel(ndim=5, v_half=9.0, x_half=20.0):
+    """Neal's funnel in ``ndim`` dimensions (v and ndim - 1 x's) on U(-v_half, v_half) x U(-x_half, x_half)^(d-1)."""
+    names = ["v"] + [f"x{i}" for i in range(1, ndim)]
+    prior = Prior({"v": Uniform(-v_half, v_half), **{n: Uniform(-x_half, x_half) for n in names[1:]}})
+    return Problem(f"funnel{ndim}d", names, _funnel_value, _funnel_value_and_grad, (np.zeros(1),), prior,
+                   logz=funnel_logz(ndim, v_half, x_half))
+
+
+# --- LogGamma mixture ------------------------------------------------------------------------------------------
+
+_LG_SCALE = 1.0 / 30.0
+_LOG_HALF = math.log(0.5)
+
+
+@njit
+def _log_gamma1(x, mu):
+    # LogGamma(c = 1, loc mu, scale s): density exp(y - e^y) / s with y = (x - mu) / s; d/dx = (1 - e^y) / s.
+    y = (x - mu) * 30.0
+    return y - math.exp(y) + math.log(30.0), (1.0 - math.exp(y)) * 30.0
+
+
+@njit
+def _log_normal(x, mu):
+    z = (x - mu) * 30.0
+    return -0.5 * z * z + math.log(30.0) - 0.9189385332046727, -z * 30.0
+
+
+@njit
+def _mix2(a, da, b, db):
+    # log(0.5 e^a + 0.5 e^b) and its derivative from the parts' values and derivatives.
+    top = max(a, b)
+    wa, wb = math.exp(a - top), math.exp(b - top)
+    return top + math.log(0.5 * (wa + wb)), (wa * da + wb * db) / (wa + wb)
+
+
+@njit
+def _loggamma_terms(theta, grad_out):
+    d = theta.shape[0]
+    a, da = _log_gamma1(theta[0], 1.0 / 3.0)
+    b, db = _log_gamma1(theta[0], 2.0 / 3.0)
+    total, grad_out[0] = _mix2(a, da, b, db)
+    a, da = _log_normal(theta[1], 1.0 / 3.0)
+    b, db = _log_normal(theta[1], 2.0 / 3.0)
+    t, grad_out[1] = _mix2(a, da, b, db)
+    total += t
+    for i in range(2, d):
+        if i < (d + 2) // 2:
+            t, g = _log_gamma1(theta[i], 2.0 / 3.0)
+        else:
+            t, g = _log_normal(theta[i], 2.0 / 3.0)
+        total += t
+        grad_out[i] = g
+    return total
+
+
+@njit
+def _loggamma_value(theta, data, scratch):
+    return _loggamma_terms(theta, np.empty(theta.shape[0]))
+
+
+@njit
+def _loggamma_value_and_grad(theta, data, grad_out, scratch):
+    return _loggamma_terms(theta, grad_out)
+
+
+def _loggamma_mass(mu):
+    """Mass of LogGamma(1, mu, 1/30) inside [0, 1]: its CDF is 1 - exp(-e^y)."""
+    def cdf(x):
+        return -math.expm1(-math.exp((x - mu) / _LG_SCALE))
+    return cdf(1.0) - cdf(0.0)
+
+
+def _normal_mass(mu):
+    return 0.5 * (special.erf((1.0 - mu) / (_LG_SCALE * math.sqrt(2))) - special.erf(-mu / (_LG_SCALE * math.sqrt(2))))
+
+
+def loggamma_logz(ndim):
+    total = math.log(0.5 * (_loggamma_mass(1 / 3) + _loggamma_mass(2 / 3)))
+    total += math.log(0.5 * (_normal_mass(1 / 3) + _normal_mass(2 / 3)))
+    for i in range(2, ndim):
+        total += math.log(_loggamma_mass(2 / 3) if i < (ndim + 2) // 2 else _normal_mass(2 / 3))
+    return total
+
+
+def loggamma(ndim=4):
+    """The LogGamma problem on U(0, 1)^ndim (ndim >= 2)."""
+    names = [f"x{i}" for i in range(ndim)]
+    prior = Prior({n: Uniform(0.0, 1.0) for n in names})
+    problem = Problem(f"loggamma{ndim}d", names, _loggamma_value, _loggamma_value_and_grad, (np.zeros(1),),
+                      prior, logz=loggamma_logz(ndim))
+    # Posterior mass of each of the four modes (coordinates 0 and 1 each at 1/3 or 2/3): one quarter each.
+    problem.centres = np.array([[a, b] for a in (1 / 3, 2 / 3) for b in (1 / 3, 2 / 3)])
+    problem.weights = np.full(4, 0.25)
+    problem.mode_weights = lambda theta, w: np.array(
+        [w[np.argmin(((theta[:, None, :2] - problem.centres[None]) ** 2).sum(axis=2), axis=1) == m].sum()
+         for m in range(4)])
+    return problem
+
+
+PROBLEMS = {
+    "funnel5d": funnel,
+    "funnel10d": lambda: funnel(10),
+    "loggamma4d": loggamma,
+    "loggamma10d": lambda: loggamma(10),
+}
