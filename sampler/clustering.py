@@ -220,9 +220,9 @@ def _absorb_small(labels, distances, min_size, far2, points, segments):
     them to their mode inside its non-convex contour); on a mixture of two 4-D Cauchy products (nlive 500, seeds
     7000-7059) the estimated log-volume then drifted above the exact one from log X = -6 on, +0.088 +- 0.028 at
     log X = -20 against +0.000 +- 0.028 with them joined, and logZ sat +0.22 +- 0.05 error bars high over 400
-    seeds. The last two to four survivors of a narrow separated mode join a big one too; the ghost of their
-    cluster (``sampler.ghosts``) and the joined cluster's ellipsoid still receive jumps into them, and the
-    mixtures' mean logZ pulls over 200 seeds did not move (docs/benchmarks.md)."""
+    seeds. The last two to four survivors of a narrow separated mode join a big one too; the joined cluster's
+    bounding ellipsoid then spans them, so jumps still reach them, and the mixtures' mean logZ pulls over 200
+    seeds did not move (docs/benchmarks.md)."""
     kept = set()
     while True:
         ids, counts = np.unique(labels, return_counts=True)

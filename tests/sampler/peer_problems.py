@@ -56,12 +56,27 @@ def funnel_logz(ndim, v_half, x_half):
     return math.log(inside) - math.log(2 * v_half) - (ndim - 1) * math.log(2 * x_half)
 
 
+def funnel_v_moments(ndim, v_half, x_half):
+    """Posterior mean and standard deviation of ``v`` inside the box (the box cuts the wide end of the funnel, so
+    they are not 0 and 3), by quadrature."""
+    def weight(v, power):
+        density = math.exp(-0.5 * (v / _FUNNEL_V_SD) ** 2)
+        return v ** power * density * special.erf(x_half / math.sqrt(2.0 * math.exp(v))) ** (ndim - 1)
+
+    m0, m1, m2 = (integrate.quad(weight, -v_half, v_half, args=(k,), limit=400, epsabs=0, epsrel=1e-12)[0]
+                  for k in range(3))
+    mean = m1 / m0
+    return mean, math.sqrt(m2 / m0 - mean ** 2)
+
+
 def funnel(ndim=5, v_half=9.0, x_half=20.0):
     """Neal's funnel in ``ndim`` dimensions (v and ndim - 1 x's) on U(-v_half, v_half) x U(-x_half, x_half)^(d-1)."""
     names = ["v"] + [f"x{i}" for i in range(1, ndim)]
     prior = Prior({"v": Uniform(-v_half, v_half), **{n: Uniform(-x_half, x_half) for n in names[1:]}})
-    return Problem(f"funnel{ndim}d", names, _funnel_value, _funnel_value_and_grad, (np.zeros(1),), prior,
-                   logz=funnel_logz(ndim, v_half, x_half))
+    problem = Problem(f"funnel{ndim}d", names, _funnel_value, _funnel_value_and_grad, (np.zeros(1),), prior,
+                      logz=funnel_logz(ndim, v_half, x_half))
+    problem.v_mean, problem.v_sd = funnel_v_moments(ndim, v_half, x_half)
+    return problem
 
 
 # --- LogGamma mixture ------------------------------------------------------------------------------------------
