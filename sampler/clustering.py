@@ -210,32 +210,22 @@ def connected_components(rows, cols, n):
 
 
 def _absorb_small(labels, distances, min_size, far2, points, segments):
-    """Join components smaller than ``min_size`` to the component of their nearest outside point. One of fewer
-    than ``MIN_SIZE`` points always joins it; a larger one stays apart when that point is more than ``sqrt(far2)``
-    away or, given ``segments`` (``sampler.connectivity.Segments``), no segment from the component to its nearest
-    outside points stays inside the contour.
-
-    Why the fewest always join: a group kept apart is a region fed only by its own survivors. Lone points far out
-    on the arms of a heavy-tailed star were kept apart (far from every other point, and no straight segment joins
-    them to their mode inside its non-convex contour); on a mixture of two 4-D Cauchy products (nlive 500, seeds
-    7000-7059) the estimated log-volume then drifted above the exact one from log X = -6 on, +0.088 +- 0.028 at
-    log X = -20 against +0.000 +- 0.028 with them joined, and logZ sat +0.22 +- 0.05 error bars high over 400
-    seeds. The last two to four survivors of a narrow separated mode join a big one too; the joined cluster's
-    bounding ellipsoid then spans them, so jumps still reach them, and the mixtures' mean logZ pulls over 200
-    seeds did not move (docs/benchmarks.md)."""
+    """Join components smaller than ``min_size`` to the component of their nearest outside point, unless that
+    point is more than ``sqrt(far2)`` away or, given ``segments`` (``sampler.connectivity.Segments``), no segment
+    from the component to its nearest outside points stays inside the contour (a separated small mode keeps its
+    label: the last survivors of a narrow mode can sit closer to a big mode than its own points' spacing)."""
     kept = set()
     while True:
         ids, counts = np.unique(labels, return_counts=True)
         small = [(count, cid) for cid, count in zip(ids, counts) if count < min_size and cid not in kept]
         if not small or ids.size == 1:
             return labels
-        count, target = min(small)
+        target = min(small)[1]
         members = np.flatnonzero(labels == target)
         outside = np.flatnonzero(labels != target)
         sub = distances.between(members, outside)
         where = np.unravel_index(np.argmin(sub), sub.shape)
-        if count >= MIN_SIZE and (sub[where] > far2 or (segments is not None
-                                                          and not segments.joined(points[members], points[outside]))):
+        if sub[where] > far2 or (segments is not None and not segments.joined(points[members], points[outside])):
             kept.add(target)
             continue
         labels = np.where(labels == target, labels[outside[where[1]]], labels)

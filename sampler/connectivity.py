@@ -9,13 +9,12 @@ leaves its cluster's region (``sampler.hmc``). Both ways of getting the clusters
   at different rates the live points lag towards low likelihoods. On a product of six Cauchy densities (width
   0.01 on U(-20, 20)^6) the estimated log-volume at the posterior was 0.3 above the exact one, logZ +1.1 sigma
   high on average over 10 seeds, and no jump between the parts' ellipsoids was ever accepted.
-* A narrow mode can sit closer to a big mode than the big mode's own point spacing, and was then merged into
-  it: the mode lost its ellipsoid, and with it the jumps that keep it fed.
+* The last 2-4 survivors of a narrow mode can sit closer to a big mode than the big mode's own point spacing,
+  and were then merged into it: the mode lost its ellipsoid, and with it the jumps that keep it fed.
 
-So the clustering keeps a group of at least ``clustering.MIN_SIZE`` points apart when no segment from it to its
-nearest outside points stays inside the contour (smaller groups always join their nearest neighbour's cluster:
-``clustering._absorb_small`` says why), and after clustering two clusters are joined when a segment between one
-of their closest pairs of points does. A segment is inside when ``POINTS`` evenly spaced interior points are: points of separated modes
+So the clustering keeps a small group apart when no segment from it to its nearest outside points stays inside
+the contour, and after clustering two clusters are joined when a segment between one of their closest pairs of
+points does. A segment is inside when ``POINTS`` evenly spaced interior points are: points of separated modes
 fail (the segment crosses the gap below the contour), parts of one contour pass where they meet. The tests run
 every ``recluster_every`` iterations, cost ``PAIRS * POINTS`` likelihood values per pair of groups (counted in
 ``nlike``) and are deterministic, so resumed and multi-rank runs stay identical.
