@@ -1,6 +1,7 @@
 """The statistics scripts behind figures in docs/benchmarks.md keep running and keep saying what they measured:
-``scripts/seed_pulls.py`` (a problem's logZ pulls over seeds) and ``scripts/perfect_ns_plateaus.py`` (the
-sampler's rules for ties with exact draws in place of the chains)."""
+``scripts/seed_pulls.py`` (a problem's logZ pulls over seeds), ``scripts/perfect_ns_plateaus.py`` (the
+sampler's rules for ties with exact draws in place of the chains) and ``scripts/mixture_volume_check.py`` (exact
+contour volumes of the heavy-tailed mixture)."""
 import re
 import subprocess
 import sys
@@ -45,3 +46,25 @@ def test_perfect_sampling_on_nested_plateaus_is_biased_without_the_refill_and_no
     bias, se = _number(pattern, refill.stdout)
     old_bias, old_se = _number(pattern, old.stdout)
     assert abs(bias) < 3 * se and old_bias > 3 * old_se, (refill.stdout, old.stdout)
+
+
+def test_the_mixture_volume_table_agrees_with_plain_uniform_draws():
+    """``scripts/mixture_volume_check.py`` weighs draws from a defensive mixture (half uniform, half the likelihood
+    as a density) into exact contour volumes: where contours hold a good share of the prior, plain uniform draws
+    measure the same volumes, within their binomial error."""
+    import numpy as np
+
+    sys.path[:0] = [str(REPO / "scripts"), str(REPO / "tests" / "sampler")]
+    try:
+        import mixture_volume_check as check
+        from heavy_tailed_modes import cauchy_mixture
+    finally:
+        del sys.path[:2]
+    problem = cauchy_mixture()
+    levels, log_x = check.volume_table(problem, 2_000_000, seed=1)
+    uniform = check._logl(problem, np.random.default_rng(2).uniform(-20.0, 20.0, (1_000_000, 4)))
+    for level in (-32.0, -28.0, -24.0):
+        share = np.mean(uniform > level)
+        se = np.sqrt(share * (1 - share) / uniform.size)
+        table = np.exp(np.interp(level, levels, log_x))
+        assert 0.02 < share < 0.9 and abs(table - share) < 4 * se + 0.003 * share, (level, table, share, se)
