@@ -19,11 +19,16 @@ def _mode_weights_ok(problem, results, tolerance):
 
 
 def _v_posterior_ok(problem, results):
-    # The posterior mean of v within 4.5 standard errors given the reported ESS, and its sd within 10%.
+    # Per seed: v's posterior sd within 10% and its mean within 0.5 of the quadrature values (the mean scatters
+    # 0.14 over seeds at nlive 500; a run that missed the neck or the mouth of the funnel is off by about 1).
     for res in results:
         v = res.samples[:, 0]
-        assert abs(v.mean() - problem.v_mean) < 4.5 * problem.v_sd / math.sqrt(res.ess), (v.mean(), res.ess)
+        assert abs(v.mean() - problem.v_mean) < 0.5, v.mean()
         assert abs(v.std() / problem.v_sd - 1.0) < 0.1, v.std()
+
+
+def _v_means(results):
+    return np.array([res.samples[:, 0].mean() for res in results])
 
 
 def test_funnel_and_loggamma_on_a_few_seeds():
@@ -38,8 +43,13 @@ def test_funnel_and_loggamma_on_a_few_seeds():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("make", [lambda: funnel(5), lambda: funnel(10), lambda: loggamma(4),
-                                  lambda: loggamma(10)], ids=["funnel5d", "funnel10d", "loggamma4d", "loggamma10d"])
+@pytest.mark.parametrize("make", [
+    pytest.param(lambda: funnel(5), id="funnel5d"),
+    pytest.param(lambda: funnel(10), id="funnel10d", marks=pytest.mark.xfail(
+        strict=True, reason="open: in 10-D a seed's posterior sd of v came out 13% low (2.32 against 2.67); "
+                            "docs/benchmarks.md, third session of 2026-11-28")),
+    pytest.param(lambda: loggamma(4), id="loggamma4d"),
+    pytest.param(lambda: loggamma(10), id="loggamma10d")])
 def test_peer_problems_over_seeds(make):
     problem = make()
     results, pull, logz, err = pulls(problem, range(100, 130))
@@ -47,5 +57,20 @@ def test_peer_problems_over_seeds(make):
     assert abs(pull.mean()) < 3.0 / math.sqrt(len(pull)), pull
     if hasattr(problem, "v_mean"):
         _v_posterior_ok(problem, results)
+        means = _v_means(results)  # unbiased over seeds: within 3.5 standard errors of the seed mean
+        assert abs(means.mean() - problem.v_mean) < 3.5 * means.std(ddof=1) / math.sqrt(means.size), means
     else:
         _mode_weights_ok(problem, results, 0.1)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="open: on the funnel the reported ESS overstates the effective sample size "
+                   "of v's posterior mean about 12-fold (docs/benchmarks.md, third session of 2026-11-28)")
+def test_funnel_reported_ess_matches_the_seed_scatter_of_the_posterior_mean():
+    """The spread of v's posterior mean over seeds should be what the reported ESS says, v_sd / sqrt(ESS), within
+    the chi-square range of 30 seeds; on seeds 100-129 it is 0.141 against 0.040."""
+    problem = funnel(5)
+    results, _, _, _ = pulls(problem, range(100, 130))
+    means = _v_means(results)
+    implied = np.median([problem.v_sd / math.sqrt(res.ess) for res in results])
+    assert means.std(ddof=1) / implied < 1.6, (means.std(ddof=1), implied)
