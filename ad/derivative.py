@@ -28,10 +28,13 @@ def differentiate_source(text, name, wrt="theta", filename="<string>", store_bud
     return Derivative(parse.from_text(text, name, filename), wrt, store_budget)
 
 
-def _dtype_name(dtype):
-    name = np.dtype(dtype).name
+def _dtype_name(dtype, what="dtype"):
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = repr(dtype)
     if name not in _DTYPES:
-        raise ValueError(f"dtype must be float32 or float64, got {name}")
+        raise ValueError(f"{what} must be float32 or float64, got {name}")
     return name
 
 
@@ -40,12 +43,7 @@ def wide_sums(dtype, sum_dtype):
     ``dtype``) or a float dtype at least as wide as ``dtype``."""
     if sum_dtype is None:
         return False
-    try:
-        name = np.dtype(sum_dtype).name
-    except TypeError:
-        name = repr(sum_dtype)
-    if name not in _DTYPES:
-        raise ValueError(f"sum_dtype must be float32 or float64, got {name}")
+    name = _dtype_name(sum_dtype, "sum_dtype")
     if np.dtype(name).itemsize < np.dtype(dtype).itemsize:
         raise ValueError(f"sum_dtype {name} is narrower than dtype {dtype}: sums can only be kept wider")
     return name != dtype

@@ -45,7 +45,7 @@ def exact_draws(problem, n, logl_star, rng, logl):
 
 
 def main():
-    from mixture_volume_check import _logl
+    from mixture_volume_check import log_likelihoods
     from seed_pulls import make_problem
     from nestgrad.sampler import NestedSampler, nested
     from nestgrad.sampler import geometry as geo
@@ -61,7 +61,7 @@ def main():
     opts = parser.parse_args()
 
     problem = make_problem("cauchy_mixture4d")
-    logl = lambda theta: _logl(problem, theta)  # noqa: E731
+    logl = lambda theta: log_likelihoods(problem, theta)  # noqa: E731
     used = []
     NestedSampler(problem, problem.prior, nlive=500, seed=opts.seed).run(
         progress=False, callback=lambda it, st, info: used.append((info.logl_star, info.step_size, info.n_steps,

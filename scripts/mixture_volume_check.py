@@ -25,7 +25,9 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "tests", "sampler"), os.path.join(ROOT,
 DEPTHS = np.array([-1, -2, -4, -6, -8, -10, -12, -14, -16, -18, -20, -22, -24])
 
 
-def _logl(problem, theta):
+def log_likelihoods(problem, theta):
+    """The mixture's logL of the rows of ``theta``, vectorised (the problem's own kernel goes one row at a time,
+    too slow for the tens of millions of draws of the volume table)."""
     width, centres, log_weights = problem.cpu_kernels().data
     parts = [lw + np.sum(np.log(width[0] / math.pi) - np.log(width[0] ** 2 + (theta - c) ** 2), axis=1)
              for c, lw in zip(centres, log_weights)]
@@ -49,7 +51,7 @@ def volume_table(problem, draws, seed=0, chunk=2_000_000):
         comp = (rng.random(m) < weights[1] * inside[1] / z_box).astype(int)
         lo, hi = np.arctan((-half - centres[comp]) / g), np.arctan((half - centres[comp]) / g)
         theta[from_density] = centres[comp] + g * np.tan(lo + (hi - lo) * rng.random((m, d)))
-        logl = _logl(problem, theta)
+        logl = log_likelihoods(problem, theta)
         levels.append(logl)
         ratios.append(1.0 / (0.5 * volume * np.exp(logl) / z_box + 0.5))  # (1 / volume) / proposal density
     logl, ratio = np.concatenate(levels), np.concatenate(ratios)

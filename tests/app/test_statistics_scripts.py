@@ -62,7 +62,7 @@ def test_the_mixture_volume_table_agrees_with_plain_uniform_draws():
         del sys.path[:2]
     problem = cauchy_mixture()
     levels, log_x = check.volume_table(problem, 2_000_000, seed=1)
-    uniform = check._logl(problem, np.random.default_rng(2).uniform(-20.0, 20.0, (1_000_000, 4)))
+    uniform = check.log_likelihoods(problem, np.random.default_rng(2).uniform(-20.0, 20.0, (1_000_000, 4)))
     for level in (-32.0, -28.0, -24.0):
         share = np.mean(uniform > level)
         se = np.sqrt(share * (1 - share) / uniform.size)

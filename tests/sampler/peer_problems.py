@@ -27,10 +27,10 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 @njit
 def _funnel_value(theta, data, scratch):
     v = theta[0]
-    total = -0.5 * (v / 3.0) ** 2 - math.log(3.0) - 0.9189385332046727
+    total = -0.5 * (v / _FUNNEL_V_SD) ** 2 - math.log(_FUNNEL_V_SD) - _HALF_LOG_2PI
     inv_var = math.exp(-v)
     for i in range(1, theta.shape[0]):
-        total += -0.5 * theta[i] * theta[i] * inv_var - 0.5 * v - 0.9189385332046727
+        total += -0.5 * theta[i] * theta[i] * inv_var - 0.5 * v - _HALF_LOG_2PI
     return total
 
 
@@ -38,7 +38,7 @@ def _funnel_value(theta, data, scratch):
 def _funnel_value_and_grad(theta, data, grad_out, scratch):
     v = theta[0]
     inv_var = math.exp(-v)
-    grad_v = -v / 9.0
+    grad_v = -v / _FUNNEL_V_SD ** 2
     for i in range(1, theta.shape[0]):
         grad_v += 0.5 * theta[i] * theta[i] * inv_var - 0.5
         grad_out[i] = -theta[i] * inv_var
@@ -82,7 +82,6 @@ def funnel(ndim=5, v_half=9.0, x_half=20.0):
 # --- LogGamma mixture ------------------------------------------------------------------------------------------
 
 _LG_SCALE = 1.0 / 30.0
-_LOG_HALF = math.log(0.5)
 
 
 @njit
