@@ -151,6 +151,7 @@ VALUE_CHECKS = {  # name -> (mask of acceptable values, what they must be)
     "logl": (lambda a: ~np.isnan(a) & (a < np.inf), "a log-likelihood (finite or -inf)"),
     "positive": (lambda a: np.isfinite(a) & (a > 0), "finite and positive"),
     "count": (lambda a: a >= 0, "zero or more"),
+    "parent": (lambda a: a >= -1, "-1 (none) or a point's id"),
 }
 _KIND_NAMES = {"f": "float", "i": "integer", "u": "unsigned integer", "b": "bool"}
 
@@ -202,12 +203,15 @@ RUN_ARRAYS = {
     "state_logl": Field("f", ("n",), "logl"),
     "state_logl_birth": Field("f", ("n",), "logl"),
     "state_thread": Field("iu", ("n",), "count"),
+    "state_uid": Field("iu", ("n",), "count"),
+    "state_parent": Field("i", ("n",), "parent"),
     "state_labels": Field("iu", ("n",), "count"),
     "state_step_size": Field("f", (), "positive"),
     "state_n_steps": Field("iu", (), "positive"),
     "state_chain_rng": Field("u", ("k", 2)),
     "state_iteration": Field("iu", (), "count"),
     "state_next_thread": Field("iu", (), "count"),
+    "state_next_uid": Field("iu", (), "count"),
     "state_ghost_mean": Field("f", ("g", "d"), "finite"),
     "state_ghost_cov": Field("f", ("g", "d", "d"), "finite"),
     "state_ghost_radius2": Field("f", ("g",), "positive"),
@@ -217,6 +221,8 @@ RUN_ARRAYS = {
     "dead_theta": Field("f", ("ndead", "d"), "finite"),
     "dead_birth": Field("f", ("ndead",), "logl"),
     "dead_thread": Field("iu", ("ndead",), "count"),
+    "dead_uid": Field("iu", ("ndead",), "count"),
+    "dead_parent": Field("i", ("ndead",), "parent"),
     "dead_label": Field("iu", ("ndead",), "count"),
     "diag_reflections_per_chain": Field("iu", ("niter", "k"), "count"),
 }

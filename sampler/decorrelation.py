@@ -11,8 +11,8 @@ Two correlations between start and end points, both 0 for independent draws and 
 
 Each is smoothed over iterations before their maximum drives the trajectory length
 (``HMCSettings.adapt_length``): the rank correlation of k = 50 chains has a noise of about 0.14, and the
-maximum of two unsmoothed estimates would lengthen trajectories on noise alone. The per-iteration maximum sets
-the effective sample size of the posterior (``sampler.evidence.posterior_ess``).
+maximum of two unsmoothed estimates would lengthen trajectories on noise alone. (The effective sample size of
+the posterior is measured otherwise, over the whole run's family tree: ``sampler.genealogy``.)
 """
 
 import numpy as np

@@ -137,6 +137,20 @@ def shrinkage_error(logl, nlive) -> float:
     return float(np.sqrt(np.log1p(np.exp(log_var[0] - 2.0 * log_mean[0]))))
 
 
+def posterior_mean_shrinkage_variance(weights, values, nlive) -> np.ndarray:
+    """The variance of the posterior mean of each column of ``values`` ((N, m), dead points sorted, normalised
+    ``weights``) over shrinkage sequences, to first order: a change ``e`` of ``log t_i`` scales every weight from
+    death ``i`` on, moving the mean by ``e G_i`` with ``G_i = sum_{j >= i} w_j (f_j - mean)``, and ``Var log t_i =
+    1 / n_i^2``. It is the error of a posterior mean that no number of points removes at a given nlive: where a
+    parameter drifts as the contour rises (the neck of Neal's funnel lies at low v), misjudged volumes misweigh
+    the levels. Measured on the 5-D funnel at nlive 500: 0.16-0.21 for v's mean, the seed scatter 0.14."""
+    weights = np.asarray(weights, np.float64)
+    values = np.asarray(values, np.float64).reshape(weights.size, -1)
+    centred = values - weights @ values
+    suffix = np.cumsum((weights[:, None] * centred)[::-1], axis=0)[::-1]
+    return np.sum(suffix ** 2 / np.asarray(nlive, np.float64)[:, None] ** 2, axis=0)
+
+
 FEW_ABOVE_PLATEAU = 10  # survivors of a plateau's death below which the region above it is poorly known
 
 
@@ -255,21 +269,6 @@ def _resample_logz(sorted_logl, births_below, thread_of_death, thread_of_birth, 
             elif log_w > -np.inf:
                 total += math.exp(log_w - top)
     return top + math.log(total) if total > 0.0 else -np.inf
-
-
-def kish_ess(weights) -> float:
-    """Kish's effective sample size ``1 / sum(w^2)`` of normalised weights."""
-    weights = np.asarray(weights, dtype=np.float64)
-    return float(1.0 / np.sum(weights ** 2))
-
-
-def posterior_ess(weights, correlation) -> float:
-    """Effective number of independent posterior samples: Kish's ESS times ``(1 - rho) / (1 + rho)``, the
-    variance inflation of a chain with lag-one correlation ``rho``, where ``rho`` is the posterior-weighted
-    correlation between new points and the live points their chains started from (``correlation``, per point)."""
-    weights = np.asarray(weights, dtype=np.float64)
-    rho = float(np.clip(np.sum(weights * np.asarray(correlation, dtype=np.float64)), 0.0, 1.0 - 1e-12))
-    return kish_ess(weights) * (1.0 - rho) / (1.0 + rho)
 
 
 def posterior_weights(ev: Evidence) -> np.ndarray:

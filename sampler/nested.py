@@ -67,13 +67,15 @@ class NSState(NamedTuple):
     u, theta: (n, d) unit-cube and physical coordinates of the live points (n is normally nlive).
     logl, logl_birth: (n,) their log-likelihoods and the contours they were born above.
     thread: (n,) the thread (sequence of points replacing one another) each live point belongs to.
+    uid, parent: (n,) each live point's creation id (0, 1, ... in the order points were made) and that of the
+        live point its chain started from (-1 for prior draws): the family tree ``sampler.genealogy`` reads.
     labels: (n,) cluster of each live point.
     step_size: current HMC step length (whitened units); n_steps: current trajectory length.
     rho: (2,) running (smoothed) start-end correlations of the chains' coordinates and logl, NaN before the
         first iteration; their maximum drives the trajectory length.
     jumps: independence jump proposals per direction refresh.
     chain_rng: (k, 2) uint64 xoroshiro128+ states, one row per chain slot.
-    iteration: iterations done; next_thread: the next unused thread id.
+    iteration: iterations done; next_thread: the next unused thread id; next_uid: the next creation id.
     ghost_mean, ghost_cov, ghost_radius2, ghost_until: ellipsoids of clusters whose last live point died, kept as
         jump targets until iteration ``ghost_until`` (``sampler.ghosts``).
     """
@@ -83,6 +85,8 @@ class NSState(NamedTuple):
     logl: np.ndarray
     logl_birth: np.ndarray
     thread: np.ndarray
+    uid: np.ndarray
+    parent: np.ndarray
     labels: np.ndarray
     step_size: float
     n_steps: int
@@ -91,6 +95,7 @@ class NSState(NamedTuple):
     chain_rng: np.ndarray
     iteration: int
     next_thread: int
+    next_uid: int
     ghost_mean: np.ndarray
     ghost_cov: np.ndarray
     ghost_radius2: np.ndarray
@@ -100,7 +105,8 @@ class NSState(NamedTuple):
 class NSInfo(NamedTuple):
     """What one iteration did.
 
-    dead_u, dead_theta, dead_logl, dead_birth, dead_thread, dead_label: the removed points, sorted by logl.
+    dead_u, dead_theta, dead_logl, dead_birth, dead_thread, dead_uid, dead_parent, dead_label: the removed points,
+    sorted by logl.
     nlive_before: live points before the removal; logl_star: the new contour (highest removed logl).
     step_size, n_steps: what the chains used; outside_fraction: outside steps / steps.
     reflections: (k,) successful reflections per chain; reversals: (k,) reversals per chain.
@@ -115,6 +121,8 @@ class NSInfo(NamedTuple):
     dead_logl: np.ndarray
     dead_birth: np.ndarray
     dead_thread: np.ndarray
+    dead_uid: np.ndarray
+    dead_parent: np.ndarray
     dead_label: np.ndarray
     nlive_before: int
     logl_star: float
@@ -254,7 +262,8 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     rho = np.array([decorrelation.smooth(state.rho[0], rho_coord), decorrelation.smooth(state.rho[1], rho_logl)])
     info = NSInfo(
         dead_u=state.u[removed], dead_theta=state.theta[removed], dead_logl=state.logl[removed],
-        dead_birth=state.logl_birth[removed], dead_thread=state.thread[removed], dead_label=state.labels[removed],
+        dead_birth=state.logl_birth[removed], dead_thread=state.thread[removed], dead_uid=state.uid[removed],
+        dead_parent=state.parent[removed], dead_label=state.labels[removed],
         nlive_before=n, logl_star=logl_star, step_size=float(state.step_size), n_steps=int(state.n_steps),
         outside_fraction=float(outside_fraction), reflections=stats[:, STAT_REFLECT].copy(), reversals=reversals,
         acceptance=float(1.0 - reversals.sum() / max(steps, 1)), rho_coord=rho_coord, rho_logl=rho_logl,
@@ -276,6 +285,8 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         logl=np.concatenate([state.logl[survivors], ws.out_logl]),
         logl_birth=np.concatenate([state.logl_birth[survivors], np.full(k, logl_star)]),
         thread=np.concatenate([state.thread[survivors], new_threads]),
+        uid=np.concatenate([state.uid[survivors], state.next_uid + np.arange(k, dtype=np.int64)]),
+        parent=np.concatenate([state.parent[survivors], state.uid[starts]]),
         labels=np.concatenate([labels, ws.out_cluster]),
         # Widening draws from a lower contour than the run's: its statistics would misadapt the proposal.
         step_size=state.step_size if frozen else settings.adapt_step(state.step_size, outside_fraction),
@@ -284,7 +295,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         jumps=state.jumps if frozen else settings.adapt_jumps(int(state.jumps), info.jumps_tried,
                                                                 info.jumps_accepted, int(state.n_steps)),
         chain_rng=chain_rng, iteration=int(state.iteration) + 1,
-        next_thread=int(state.next_thread) + k - reused, ghost_mean=ghosts.mean, ghost_cov=ghosts.cov,
+        next_thread=int(state.next_thread) + k - reused, next_uid=int(state.next_uid) + k, ghost_mean=ghosts.mean, ghost_cov=ghosts.cov,
         ghost_radius2=ghosts.radius2, ghost_until=ghosts.until)
     return new_state, info
 

@@ -268,10 +268,11 @@ class NestedSampler:
         if np.any(logl == np.inf):
             raise SamplerError("the log-likelihood returned +inf at a prior draw")
         state = NSState(u=u, theta=theta, logl=logl, logl_birth=np.full(n, -np.inf),
-                        thread=np.arange(n, dtype=np.int64), labels=np.zeros(n, np.int64),
+                        thread=np.arange(n, dtype=np.int64), uid=np.arange(n, dtype=np.int64),
+                        parent=np.full(n, -1, np.int64), labels=np.zeros(n, np.int64),
                         step_size=float(self.hmc.initial_step), n_steps=self.hmc.initial_steps(d), rho=np.full(2, np.nan),
                         jumps=1 if self.hmc.jumps is None else int(self.hmc.jumps),
-                        chain_rng=seed_chain_states(generator, self.k), iteration=0, next_thread=n,
+                        chain_rng=seed_chain_states(generator, self.k), iteration=0, next_thread=n, next_uid=n,
                         **{f"ghost_{f}": a for f, a in Ghosts.none(d)._asdict().items()})
         return state, drawn, math.log(have / drawn), nan
 
@@ -421,6 +422,7 @@ class NestedSampler:
         state = state._replace(step_size=float(state.step_size), n_steps=int(state.n_steps), rho=np.asarray(state.rho, dtype=np.float64),
                                jumps=int(state.jumps),
                                iteration=int(state.iteration), next_thread=int(state.next_thread),
+                               next_uid=int(state.next_uid),
                                ghost_until=state.ghost_until.astype(np.int64))
         return state, restore_generator(meta["generator"]), RunRecord.from_saved(arrays, meta["record"])
 

@@ -29,8 +29,10 @@ class Results:
     ``logz_err`` is the larger of ``logz_err_shrinkage`` (the spread over shrinkage sequences) and ``logz_err_bootstrap``
     (resampled threads, which also sees correlated proposals), combined in quadrature with
     ``logz_err_prior_share``: the spread of the estimated share of the prior where logL is finite (the initial
-    draws that had to be redrawn; 0 when none). ``ess``: effective number of independent
-    posterior samples (Kish's, deflated by the chains' start-end correlation); ``samples`` has that many rows.
+    draws that had to be redrawn; 0 when none). ``ess_params``: per parameter, the effective number of
+    independent posterior samples behind its posterior mean (``sampler.genealogy``: Kish's ESS where chains
+    forget their start points, less where they do not); ``ess``: the smallest of those and of logL's own;
+    ``samples`` has that many rows.
     ``nnan``: likelihood evaluations that returned NaN/inf. ``clusters``: posterior modes with their ``mass``
     and local ``logz``. ``wall_time``: seconds spent sampling, over every session of a resumed run (no compile
     time, no output); ``mpi``: for a run over MPI ranks, per rank (lists, rank 0 first) the ``chains`` run,
@@ -62,6 +64,7 @@ class Results:
     logz_err_bootstrap: float | None = None
     logz_err_prior_share: float | None = None
     ess: float | None = None
+    ess_params: dict | None = None
     nnan: int = 0
     clusters: list = field(default_factory=list)
     timing: dict = field(default_factory=dict)
@@ -107,7 +110,8 @@ class Results:
             std = self.samples.std(axis=0)
             width = max(len(p) for p in self.params)
             for p, m, s in zip(self.params, mean, std):
-                lines.append(f"  {p:<{width}}  {m: .5g} ± {s:.3g}")
+                ess = (self.ess_params or {}).get(p)
+                lines.append(f"  {p:<{width}}  {m: .5g} ± {s:.3g}" + (f"   (ESS {ess:.0f})" if ess is not None else ""))
         return "\n".join(lines)
 
     def save(self, outdir) -> None:

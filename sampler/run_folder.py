@@ -142,6 +142,7 @@ def write_results_json(results, path) -> None:
         "logz_err_bootstrap": _maybe_float(results.logz_err_bootstrap),
         "logz_err_prior_share": _maybe_float(results.logz_err_prior_share),
         "ess": _maybe_float(results.ess),
+        "ess_params": None if results.ess_params is None else {k: float(v) for k, v in results.ess_params.items()},
         "nnan": int(results.nnan),
         "nan_fraction": float(results.nnan / max(results.nlike, 1)),
         "clusters": list(results.clusters or []),
@@ -213,7 +214,7 @@ def read_run_folder(outdir):
         truths=info.get("truths"), reference_logz=info.get("reference_logz"),
         logz_err_shrinkage=info.get("logz_err_shrinkage"), logz_err_bootstrap=info.get("logz_err_bootstrap"),
         logz_err_prior_share=info.get("logz_err_prior_share"),
-        ess=info.get("ess"), nnan=int(info.get("nnan", 0)), clusters=list(info.get("clusters") or []),
+        ess=info.get("ess"), ess_params=info.get("ess_params"), nnan=int(info.get("nnan", 0)), clusters=list(info.get("clusters") or []),
         timing=dict(info.get("timing") or {}), mpi=info.get("mpi"),
     )
 

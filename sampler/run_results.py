@@ -1,12 +1,12 @@
 """From a finished (or stopped) run's state and record to :class:`~sampler.results.Results`: evidence with both
-error estimates, posterior weights, an honest effective sample size, equal-weight samples and per-cluster
+error estimates, posterior weights, an honest effective sample size (``sampler.genealogy``), equal-weight samples and per-cluster
 posterior mass."""
 
 import math
 
 import numpy as np
 
-from . import evidence
+from . import evidence, genealogy
 from . import geometry as geo
 from .clustering import MIN_SIZE
 from .results import DeadPoints, Results
@@ -24,17 +24,20 @@ def prior_share_error(log_share, draws) -> float:
     return math.sqrt((1.0 - share) / (share * draws))
 
 
-def _point_correlation(birth, record):
-    """Per point: the start-end correlation of the iteration that made it (0 for initial prior draws)."""
-    stars = np.asarray(record.diag["logl_star"], dtype=np.float64)
-    rho_it = np.maximum(np.asarray(record.diag["rho_coord"], dtype=np.float64),
-                        np.asarray(record.diag["rho_logl"], dtype=np.float64))
-    rho = np.zeros(birth.size)
-    made = np.isfinite(birth)
-    if stars.size and made.any():
-        it = np.clip(np.searchsorted(stars, birth[made], side="left"), 0, stars.size - 1)
-        rho[made] = np.clip(rho_it[it], 0.0, 1.0)
-    return rho
+def posterior_ess(ev, weights, dead, uid, parent):
+    """Effective sample size of each parameter's posterior mean, then of logL: the posterior variance over the
+    squared standard error of the mean, which adds the chains' memory (``sampler.genealogy``) and the misjudged
+    prior volumes (``evidence.posterior_mean_shrinkage_variance``). For logL only the chains' memory counts (round
+    contours: coordinates can decorrelate while the radius does not); its mean drifts with the contour by
+    construction, which is the evidence's error, not the samples'. The run's ESS is the smallest of all, so
+    that no posterior mean is more precise than the equal-weight samples claim."""
+    values = np.column_stack([dead.theta, np.where(np.isfinite(dead.logl), dead.logl, 0.0)])
+    variance = weights @ (values - weights @ values) ** 2
+    tree = genealogy.effective_sample_sizes(weights, values, uid, parent, dead.logl_birth)
+    error2 = variance / tree + evidence.posterior_mean_shrinkage_variance(weights, values, ev.nlive)
+    error2[-1] = variance[-1] / tree[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(error2 > 0, variance / error2, tree)
 
 
 def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=1000):
@@ -62,12 +65,13 @@ def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=1000):
 
 
 def make_results(sampler, state, record, settings) -> Results:
-    du, dtheta, dlogl, dbirth, dthread, _ = record.dead_arrays()
+    du, dtheta, dlogl, dbirth, dthread, duid, dparent, _ = record.dead_arrays()
     u = np.concatenate([du, state.u])
     theta = np.concatenate([dtheta, state.theta])
     logl = np.concatenate([dlogl, state.logl])
     birth = np.concatenate([dbirth, state.logl_birth])
     thread = np.concatenate([dthread, state.thread])
+    uid, parent = np.concatenate([duid, state.uid]), np.concatenate([dparent, state.parent])
     order = evidence.sort_dead(logl, birth)
     # Post-processing draws come from their own stream, so stopping and resuming cannot shift them.
     post = np.random.default_rng([sampler.seed, 0x5EED])
@@ -76,7 +80,8 @@ def make_results(sampler, state, record, settings) -> Results:
     err_boot = float(np.std(boot))
     weights = evidence.posterior_weights(ev)
     dead = DeadPoints(u[order], theta[order], logl[order], birth[order])
-    ess = evidence.posterior_ess(weights, _point_correlation(dead.logl_birth, record))
+    ess_all = posterior_ess(ev, weights, dead, uid[order], parent[order])
+    ess = float(ess_all.min())
     sample_idx = evidence.equal_weight_indices(weights, post, size=max(1, int(ess)))
     samples = dead.theta[sample_idx]
     logz = float(ev.logz + record.log_volume_offset)
@@ -92,5 +97,6 @@ def make_results(sampler, state, record, settings) -> Results:
         settings=settings, truths=getattr(sampler.likelihood, "truths", None),
         reference_logz=getattr(sampler.likelihood, "reference_logz", None),
         logz_err_shrinkage=ev.logz_err, logz_err_bootstrap=err_boot, logz_err_prior_share=err_share, ess=ess,
+        ess_params=dict(zip(sampler.params, (float(e) for e in ess_all[:-1]))),
         nnan=record.nnan,
         clusters=clusters)

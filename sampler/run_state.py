@@ -8,13 +8,13 @@ SCALAR_KEYS = ("logl_star", "step_size", "n_steps", "outside_fraction", "reflect
                "rho_coord", "rho_logl", "jumps_tried", "jumps_accepted", "nclusters", "nlike", "ngrad", "nnan", "nlive", "logz",
                "logz_remain")
 _INT_KEYS = {"n_steps", "jumps_tried", "jumps_accepted", "nclusters", "nlike", "ngrad", "nnan", "nlive"}
-DEAD_FIELDS = ("u", "theta", "logl", "birth", "thread", "label")
+DEAD_FIELDS = ("u", "theta", "logl", "birth", "thread", "uid", "parent", "label")
 
 
 class RunRecord:
     def __init__(self, ndim, k):
         self.ndim, self.k = ndim, k
-        self.dead = []           # list of (u, theta, logl, birth, thread, label) chunks, in death order
+        self.dead = []           # list of chunks of the DEAD_FIELDS, in death order
         self.diag = {key: [] for key in SCALAR_KEYS}
         self.reflections_per_chain = []
         self.niter = self.nlike = self.ngrad = 0
@@ -33,8 +33,7 @@ class RunRecord:
         return rec
 
     def add(self, info, logz, logz_remain):
-        self.dead.append((info.dead_u, info.dead_theta, info.dead_logl, info.dead_birth, info.dead_thread,
-                          info.dead_label))
+        self.dead.append(tuple(getattr(info, f"dead_{f}") for f in DEAD_FIELDS))
         self.niter += 1
         self.nlike += info.nlike
         self.ngrad += info.ngrad
@@ -55,11 +54,11 @@ class RunRecord:
         return int(self.initial_nan + sum(self.diag["nnan"]))
 
     def dead_arrays(self):
-        """(u, theta, logl, birth, thread, label) of the dead points in death order."""
+        """The DEAD_FIELDS (u, theta, logl, birth, thread, uid, parent, label) of the dead points in death order."""
         if not self.dead:
             d = self.ndim
-            return (np.empty((0, d)), np.empty((0, d)), np.empty(0), np.empty(0), np.empty(0, np.int64),
-                    np.empty(0, np.int64))
+            return (np.empty((0, d)), np.empty((0, d)), np.empty(0), np.empty(0)) + tuple(
+                np.empty(0, np.int64) for _ in DEAD_FIELDS[4:])
         if len(self.dead) > 1:  # keep one chunk, so memory is not a list of thousands of small arrays
             self.dead = [tuple(np.concatenate([c[i] for c in self.dead]) for i in range(len(DEAD_FIELDS)))]
         return self.dead[0]

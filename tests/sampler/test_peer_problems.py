@@ -19,12 +19,15 @@ def _mode_weights_ok(problem, results, tolerance):
 
 
 def _v_posterior_ok(problem, results):
-    # Per seed: v's posterior sd within 10% and its mean within 0.5 of the quadrature values (the mean scatters
-    # 0.14 over seeds at nlive 500; a run that missed the neck or the mouth of the funnel is off by about 1).
+    # Per seed, from the weighted dead points: v's posterior sd within 10% and its mean within 0.5 of the
+    # quadrature values (the mean scatters 0.14 over seeds at nlive 500; a run that missed the neck or the mouth
+    # of the funnel is off by about 1).
     for res in results:
-        v = res.samples[:, 0]
-        assert abs(v.mean() - problem.v_mean) < 0.5, v.mean()
-        assert abs(v.std() / problem.v_sd - 1.0) < 0.1, v.std()
+        v = res.dead.theta[:, 0]
+        mean = res.weights @ v
+        sd = math.sqrt(res.weights @ (v - mean) ** 2)
+        assert abs(mean - problem.v_mean) < 0.5, mean
+        assert abs(sd / problem.v_sd - 1.0) < 0.1, sd
 
 
 def _v_means(results):
@@ -36,6 +39,9 @@ def test_funnel_and_loggamma_on_a_few_seeds():
     results, pull, _, _ = pulls(problem, range(3), nlive=300)
     assert np.all(np.abs(pull) < 3.5), pull
     _v_posterior_ok(problem, results)
+    for res in results:  # v crawls along the funnel, the x forget their start points (sampler.genealogy)
+        x_ess = [res.ess_params[p] for p in res.params[1:]]
+        assert res.ess_params["v"] < 0.25 * min(x_ess) and res.ess <= res.ess_params["v"], res.ess_params
     problem = loggamma(4)
     results, pull, _, _ = pulls(problem, range(3), nlive=300)
     assert np.all(np.abs(pull) < 3.5), pull
@@ -64,13 +70,17 @@ def test_peer_problems_over_seeds(make):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="open: on the funnel the reported ESS overstates the effective sample size "
-                   "of v's posterior mean about 12-fold (docs/benchmarks.md, third session of 2026-11-28)")
 def test_funnel_reported_ess_matches_the_seed_scatter_of_the_posterior_mean():
-    """The spread of v's posterior mean over seeds should be what the reported ESS says, v_sd / sqrt(ESS), within
-    the chi-square range of 30 seeds; on seeds 100-129 it is 0.141 against 0.040."""
+    """v's reported ESS (sampler.genealogy) against the seed scatter of its posterior mean, seeds 100-129: the
+    scatter may not exceed what the ESS implies (a 1.6 margin: the chi-square range of 30 seeds), nor fall far
+    below it (an ESS more than ~6x too pessimistic). Before the family-tree ESS, the scatter was 0.141 against
+    0.040 implied (Kish's ESS deflated by the chains' pooled start-end correlation)."""
     problem = funnel(5)
     results, _, _, _ = pulls(problem, range(100, 130))
-    means = _v_means(results)
-    implied = np.median([problem.v_sd / math.sqrt(res.ess) for res in results])
-    assert means.std(ddof=1) / implied < 1.6, (means.std(ddof=1), implied)
+    weighted = np.array([res.weights @ res.dead.theta[:, 0] for res in results])
+    implied = math.sqrt(np.median([problem.v_sd ** 2 / res.ess_params["v"] for res in results]))
+    assert 0.4 < weighted.std(ddof=1) / implied < 1.6, (weighted.std(ddof=1), implied)
+    # The equal-weight samples (as many as the run's ESS) add their own resampling noise, and still agree.
+    samples = _v_means(results)
+    implied = math.sqrt(np.median([problem.v_sd ** 2 / res.ess for res in results]))
+    assert samples.std(ddof=1) / implied < 1.6, (samples.std(ddof=1), implied)
