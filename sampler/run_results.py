@@ -31,13 +31,15 @@ def posterior_ess(ev, weights, dead, uid, parent):
     contours: coordinates can decorrelate while the radius does not); its mean drifts with the contour by
     construction, which is the evidence's error, not the samples'. The run's ESS is the smallest of all, so
     that no posterior mean is more precise than the equal-weight samples claim."""
-    values = np.column_stack([dead.theta, np.where(np.isfinite(dead.logl), dead.logl, 0.0)])
-    variance = weights @ (values - weights @ values) ** 2
-    tree = genealogy.effective_sample_sizes(weights, values, uid, parent, dead.logl_birth)
-    error2 = variance / tree + evidence.posterior_mean_shrinkage_variance(weights, values, ev.nlive)
-    error2[-1] = variance[-1] / tree[-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(error2 > 0, variance / error2, tree)
+    tree = genealogy.FamilyTree(weights, uid, parent, dead.logl_birth)
+    out = []
+    for column in range(dead.theta.shape[1]):
+        values = dead.theta[:, column]
+        variance = float(weights @ (values - weights @ values) ** 2)
+        error2 = variance / tree.ess(values) + evidence.posterior_mean_shrinkage_variance(weights, values, ev.nlive)
+        out.append(variance / error2 if error2 > 0 else tree.kish)
+    out.append(tree.ess(np.where(np.isfinite(dead.logl), dead.logl, 0.0)))
+    return np.array(out)
 
 
 def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=1000):

@@ -77,7 +77,7 @@ def test_ess_predicts_the_variance_of_weighted_means_over_simulated_trees(rho):
     for _ in range(400):
         x = _simulate(rng, parent, rho)
         means.append(w @ x)
-        sizes.append(genealogy.effective_sample_sizes(w, x[:, None], np.arange(n), parent, birth)[0])
+        sizes.append(genealogy.FamilyTree(w, np.arange(n), parent, birth).ess(x))
     predicted = 1.0 / np.median(sizes)  # var(x) = 1
     ratio = np.var(means) / predicted
     assert 0.8 < ratio < 1.25, (ratio, np.median(sizes), genealogy.kish_ess(w))
@@ -85,8 +85,8 @@ def test_ess_predicts_the_variance_of_weighted_means_over_simulated_trees(rho):
         assert np.median(sizes) < 0.8 * genealogy.kish_ess(w)
     # The same points listed in another order, ids and parent ids travelling with them.
     perm = rng.permutation(n)
-    ess = genealogy.effective_sample_sizes(w[perm], x[perm, None], np.arange(n)[perm], parent[perm], birth[perm])
-    assert ess[0] == pytest.approx(sizes[-1], rel=1e-9)
+    ess = genealogy.FamilyTree(w[perm], np.arange(n)[perm], parent[perm], birth[perm]).ess(x[perm])
+    assert ess == pytest.approx(sizes[-1], rel=1e-9)
 
 
 def test_independent_columns_get_kish_and_a_broken_tree_falls_back_to_kish():
@@ -96,11 +96,12 @@ def test_independent_columns_get_kish_and_a_broken_tree_falls_back_to_kish():
     w = rng.random(n)
     w /= w.sum()
     x = rng.standard_normal((n, 3))  # no memory of the parent at all
-    ess = genealogy.effective_sample_sizes(w, x, np.arange(n), parent, birth)
-    assert np.all(ess > 0.9 * genealogy.kish_ess(w)) and np.all(ess <= genealogy.kish_ess(w) * (1 + 1e-12))
+    tree = genealogy.FamilyTree(w, np.arange(n), parent, birth)
+    ess = np.array([tree.ess(column) for column in x.T])
+    assert tree.whole and np.all(ess > 0.9 * genealogy.kish_ess(w)) and np.all(ess <= genealogy.kish_ess(w) * (1 + 1e-12))
     for uid, par in ((np.arange(n) + 1, parent), (np.arange(n), np.where(parent >= 0, n - 1, -1))):
-        ess = genealogy.effective_sample_sizes(w, x, uid, par, birth)
-        assert np.allclose(ess, genealogy.kish_ess(w))
+        tree = genealogy.FamilyTree(w, uid, par, birth)
+        assert not tree.whole and tree.ess(x[:, 0]) == genealogy.kish_ess(w)
 
 
 def test_a_drift_with_the_contour_is_not_taken_for_chain_memory():
@@ -114,5 +115,5 @@ def test_a_drift_with_the_contour_is_not_taken_for_chain_memory():
     w /= w.sum()
     x = np.where(np.isfinite(birth), 5.0 * birth / n, 0.0) + rng.standard_normal(n)
     assert np.corrcoef(x[parent >= 0], x[parent[parent >= 0]])[0, 1] > 0.5  # the drift alone correlates them
-    ess = genealogy.effective_sample_sizes(w, x[:, None], np.arange(n), parent, birth)[0]
+    ess = genealogy.FamilyTree(w, np.arange(n), parent, birth).ess(x)
     assert ess == pytest.approx(genealogy.kish_ess(w), rel=0.05)
