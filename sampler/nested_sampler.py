@@ -280,7 +280,7 @@ class NestedSampler:
 
     def run(self, dlogz=0.1, checkpoint=None, resume=False, progress=True, max_iter=None, max_nlike=None,
             max_time=None, checkpoint_every=60.0, callback=None) -> Results:
-        """Run until the evidence left in the live points is below ``dlogz`` (log(Z + Z_live) - log Z) or a
+        """Run until the evidence left in the live points is below ``dlogz`` (log(Z + X max L_live) - log Z) or a
         limit (total ``max_iter`` iterations, ``max_nlike`` evaluations, ``max_time`` seconds of this call) is hit.
 
         checkpoint: path of ``checkpoint.npz`` written every ``checkpoint_every`` seconds at an iteration boundary,
