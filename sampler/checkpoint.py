@@ -278,6 +278,18 @@ def validate_meta(path, meta: dict, schema: dict) -> None:
                                   f"(remove it to start again)")
 
 
+def add_family_ids(arrays: dict) -> dict:
+    """A checkpoint written before points carried creation and parent ids (``state_uid``...) resumes with every
+    earlier point a root of the family tree: ids in death order, then the live points, no parents. The ESS then
+    counts no chain memory before the resume (``sampler.genealogy``); nothing else changes."""
+    if "state_uid" in arrays or "state_logl" not in arrays or "dead_logl" not in arrays:
+        return arrays
+    ndead, n = arrays["dead_logl"].shape[0], arrays["state_logl"].shape[0]
+    return dict(arrays, dead_uid=np.arange(ndead, dtype=np.int64), dead_parent=np.full(ndead, -1, np.int64),
+                state_uid=ndead + np.arange(n, dtype=np.int64), state_parent=np.full(n, -1, np.int64),
+                state_next_uid=np.array(ndead + n, dtype=np.int64))
+
+
 def validate_run_checkpoint(path, arrays: dict, meta: dict) -> None:
     """Check a NestedSampler checkpoint read by :func:`read_checkpoint` before anything uses it; raises
     :class:`CheckpointError` naming the file and the field (array or metadata key) at the first problem."""

@@ -411,7 +411,8 @@ class NestedSampler:
 
     def _load(self, path, settings):
         arrays, meta = read_checkpoint(path)
-        from .checkpoint import validate_run_checkpoint  # every array and field, before anything uses them
+        from .checkpoint import add_family_ids, validate_run_checkpoint  # every field, before anything uses them
+        arrays = add_family_ids(arrays)
         validate_run_checkpoint(path, arrays, meta)
         saved = meta["settings"]
         for key in ("nlive", "delete_fraction", "k", "hmc", "seed", "params", "prior", "dtype"):

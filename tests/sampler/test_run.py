@@ -69,6 +69,26 @@ def test_resume_after_max_iter_is_bit_identical(reference, tmp_path):
     assert_identical(reference, run(checkpoint=path, resume=True))
 
 
+def test_a_checkpoint_without_family_ids_resumes_to_the_same_run(reference, tmp_path):
+    """Checkpoints written before points carried creation and parent ids resume: the dead points, weights and
+    evidence are the uninterrupted run's; only the ESS, which then knows no parents before the resume, may
+    differ, and it stays positive and at most Kish's."""
+    from nestgrad.sampler.checkpoint import write_checkpoint
+    from nestgrad.sampler.genealogy import kish_ess
+
+    path = tmp_path / "checkpoint.npz"
+    run(checkpoint=path, max_iter=7)
+    arrays, meta = read_checkpoint(path)
+    old = {name: a for name, a in arrays.items()
+           if name not in ("state_uid", "state_parent", "state_next_uid", "dead_uid", "dead_parent")}
+    write_checkpoint(path, old, meta)
+    resumed = run(checkpoint=path, resume=True)
+    for field in ("u", "theta", "logl", "logl_birth"):
+        np.testing.assert_array_equal(getattr(reference.dead, field), getattr(resumed.dead, field))
+    np.testing.assert_array_equal(reference.weights, resumed.weights)
+    assert resumed.logz == reference.logz and 0 < resumed.ess <= kish_ess(resumed.weights) * (1 + 1e-12)
+
+
 def test_checkpoint_frequency_does_not_change_the_computation(reference, tmp_path):
     assert_identical(reference, run(checkpoint=tmp_path / "c.npz", checkpoint_every=0.0))
 
