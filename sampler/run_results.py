@@ -12,6 +12,7 @@ from .clustering import MIN_SIZE
 from .results import DeadPoints, Results
 
 NAN_WARNING_FRACTION = 1e-3  # warn when more than this share of likelihood values were NaN/inf
+MIN_MODE_MASS = 0.01  # a reported posterior mode holds at least this share of the posterior mass
 
 
 def prior_share_error(log_share, draws) -> float:
@@ -58,6 +59,18 @@ def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=1000):
         labels = np.zeros(points.shape[0], np.int64)
     geometry = geo.build(points, labels, dense)
     region = geo.regions(geometry, dead_u)
+    mass = np.bincount(region, weights=weights, minlength=geometry.nclusters)
+    light = mass < MIN_MODE_MASS
+    if light.any() and not light.all():
+        # A cluster can hold 1% of the samples while its region holds almost no posterior mass (its ellipsoid
+        # small inside a big one's); it counts in the nearest heavier mode, as a lighter group does.
+        heavy = np.flatnonzero(~light)
+        for c in np.flatnonzero(light):
+            distance = np.sum((geometry.mean[heavy] - geometry.mean[c]) ** 2, axis=1)
+            labels[labels == c] = heavy[np.argmin(distance)]
+        labels = np.unique(labels, return_inverse=True)[1].astype(np.int64)
+        geometry = geo.build(points, labels, dense)
+        region = geo.regions(geometry, dead_u)
     out = []
     for c in range(geometry.nclusters):
         mass = float(weights[region == c].sum())
@@ -88,7 +101,10 @@ def make_results(sampler, state, record, settings) -> Results:
     samples = dead.theta[sample_idx]
     logz = float(ev.logz + record.log_volume_offset)
     err_share = prior_share_error(record.log_volume_offset, record.initial_draws)
-    clusters, region = _clusters(dead.u, weights, sample_idx, logz, sampler.hmc, sampler.dense)
+    # The modes are found among a resample of Kish's size, not of the samples' (an ESS of a couple of hundred
+    # for one slow parameter would leave too few points for the kNN graph: a 5-D funnel showed "3 modes").
+    mode_idx = evidence.equal_weight_indices(weights, post, size=max(1, int(genealogy.kish_ess(weights))))
+    clusters, region = _clusters(dead.u, weights, mode_idx, logz, sampler.hmc, sampler.dense)
     nlike = record.nlike
     settings = dict(settings, log_volume_offset=record.log_volume_offset, initial_draws=record.initial_draws)
     return Results(
