@@ -42,6 +42,7 @@ def test_funnel_and_loggamma_on_a_few_seeds():
     for res in results:  # v crawls along the funnel, the x forget their start points (sampler.genealogy)
         x_ess = [res.ess_params[p] for p in res.params[1:]]
         assert res.ess_params["v"] < 0.25 * min(x_ess) and res.ess <= res.ess_params["v"], res.ess_params
+        assert len(res.clusters) == 1, res.clusters  # one mode, however few samples its slow v leaves
     problem = loggamma(4)
     results, pull, _, _ = pulls(problem, range(3), nlive=300)
     assert np.all(np.abs(pull) < 3.5), pull
