@@ -22,8 +22,9 @@ def saved(tmp_path_factory):
 def test_save_load_round_trip(saved):
     res, outdir = saved
     back = Results.load(outdir)
-    assert (back.logz, back.logz_err, back.niter, back.nlike, back.ngrad) == \
-        (res.logz, res.logz_err, res.niter, res.nlike, res.ngrad)
+    assert (back.logz, back.logz_err, back.niter, back.nlike, back.ngrad, back.ess, back.ess_params) == \
+        (res.logz, res.logz_err, res.niter, res.nlike, res.ngrad, res.ess, res.ess_params)
+    assert set(back.ess_params) == set(res.params) and "(ESS " in back.summary()
     np.testing.assert_array_equal(back.dead.u, res.dead.u)
     np.testing.assert_allclose(back.dead.logl, res.dead.logl, rtol=1e-12)
     for key, value in res.diagnostics.items():
