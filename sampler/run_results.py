@@ -44,8 +44,8 @@ def posterior_ess(ev, weights, dead, uid, parent):
 
 
 def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=1000):
-    """Modes of the posterior: clusters of (up to ``limit``) distinct equal-weight samples, and the posterior mass
-    and local evidence ``logz + log(mass)`` of every dead point's region."""
+    """Modes of the posterior: clusters of (up to ``limit``) distinct points of the equal-weight resample
+    ``sample_idx``, and the posterior mass and local evidence ``logz + log(mass)`` of every dead point's region."""
     # Distinct points only: a heavy dead point drawn several times is a clique of zero distances in the kNN graph,
     # which the clustering would report as a mode of its own (a 30-D Gaussian showed "2 modes, 99.9% / 0.1%").
     _, first = np.unique(sample_idx, return_index=True)
@@ -71,11 +71,9 @@ def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=1000):
         labels = np.unique(labels, return_inverse=True)[1].astype(np.int64)
         geometry = geo.build(points, labels, dense)
         region = geo.regions(geometry, dead_u)
-    out = []
-    for c in range(geometry.nclusters):
-        mass = float(weights[region == c].sum())
-        out.append({"mass": mass, "logz": float(logz + math.log(mass)) if mass > 0 else -math.inf,
-                    "mean_u": geometry.mean[c].tolist()})
+        mass = np.bincount(region, weights=weights, minlength=geometry.nclusters)
+    out = [{"mass": float(m), "logz": float(logz + math.log(m)) if m > 0 else -math.inf,
+            "mean_u": geometry.mean[c].tolist()} for c, m in enumerate(mass)]
     return out, region
 
 
