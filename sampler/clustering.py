@@ -3,11 +3,16 @@
 Points uniform inside one connected contour form one component of the mutual kNN graph (two points joined when
 each is among the other's ``k`` nearest neighbours) with overwhelming probability, while points in separated
 modes share no edge, however few points a mode holds. As in PolyChord, each component is whitened by its own covariance
-and clustered again (recursively), so a mode that only separates after whitening is found too. Components
-smaller than ``min_size`` are joined to the component of their nearest point outside them, unless they lie far
-from it (``SEPARATED`` times the typical k-th-neighbour distance): a lone point in the mutual kNN graph is usually
-a point at the edge of its mode (in many dimensions some points are nobody's near neighbour), but one far from
-every other point is the last survivor of a narrow mode, and it needs its own ellipsoid to receive jumps.
+and clustered again (recursively), so a mode that only separates after whitening is found too.
+
+Components smaller than ``min_size`` are joined to another component when the contour shows them joined: a
+straight segment inside it from one of their points to one of its nearest outside points
+(``sampler.connectivity``). A lone point in the mutual kNN graph is usually a point at the edge of its mode (in
+many dimensions some points are nobody's near neighbour) or far out on an arm of a heavy-tailed star, and a
+segment joins it; the last survivors of a narrow mode are cut off by the gap around them, however near a big mode
+they sit, and keep a cluster of their own, whose ellipsoid receives the jumps that keep the mode fed. Without a
+contour (clustering a posterior sample), a small component joins its nearest outside point's component unless
+that point lies far (``SEPARATED`` times the typical k-th-neighbour distance).
 
 Every chain stays invariant for the uniform distribution in its own region whatever the labels (``sampler.hmc``),
 but a wrong split still biases the evidence: the parts of one contour are then fed only by their own survivors
@@ -24,8 +29,9 @@ MAX_DEPTH = 3
 # Smallest group kept as a mode. Small on purpose: a narrow mode holding a few live points needs its own
 # ellipsoid to receive jumps (with mutual kNN, k = 10, uniform balls in 2-30 D were never split in 20 trials each).
 MIN_SIZE = 5
-# A component smaller than MIN_SIZE stays a mode when its nearest outside point is this many times farther than
-# the median k-th-neighbour distance; a point at the edge of a mode has its nearest neighbour within that distance.
+# Without a contour, a component smaller than MIN_SIZE stays a mode when its nearest outside point is this many
+# times farther than the median k-th-neighbour distance; a point at the edge of a mode has its nearest neighbour
+# within that distance.
 SEPARATED = 3.0
 
 
@@ -210,10 +216,15 @@ def connected_components(rows, cols, n):
 
 
 def _absorb_small(labels, distances, min_size, far2, points, segments):
-    """Join components smaller than ``min_size`` to the component of their nearest outside point, unless that
-    point is more than ``sqrt(far2)`` away or, given ``segments`` (``sampler.connectivity.Segments``), no segment
-    from the component to its nearest outside points stays inside the contour (a separated small mode keeps its
-    label: the last survivors of a narrow mode can sit closer to a big mode than its own points' spacing)."""
+    """Join components smaller than ``min_size`` to a component the contour joins them to; keep them apart only
+    where nothing shows them joined.
+
+    Given ``segments`` (``sampler.connectivity.Segments``), a segment inside the contour from one of the
+    component's points to one of its ``NEAREST_OUTSIDE`` nearest outside points is the proof: the component joins
+    the cluster of the point that segment reaches, however far it is, and keeps its own label when no such segment
+    exists (the last survivors of a narrow mode, which need their own ellipsoid to receive jumps, are cut off from
+    a big mode by the gap between them however close they sit). Without a contour, a component joins the component
+    of its nearest outside point unless that point is more than ``sqrt(far2)`` away."""
     kept = set()
     while True:
         ids, counts = np.unique(labels, return_counts=True)
@@ -224,20 +235,46 @@ def _absorb_small(labels, distances, min_size, far2, points, segments):
         members = np.flatnonzero(labels == target)
         outside = np.flatnonzero(labels != target)
         sub = distances.between(members, outside)
-        where = np.unravel_index(np.argmin(sub), sub.shape)
-        if sub[where] > far2 or (segments is not None and not segments.joined(points[members], points[outside])):
+        if segments is None:
+            where = np.unravel_index(np.argmin(sub), sub.shape)
+            reached = outside[where[1]] if sub[where] <= far2 else -1
+        else:
+            reached = _reached_through_contour(members, outside, sub, points, segments)
+        if reached < 0:
             kept.add(target)
             continue
-        labels = np.where(labels == target, labels[outside[where[1]]], labels)
+        labels = np.where(labels == target, labels[reached], labels)
+
+
+# Segments tried for each small component: from each member to its NEAREST_OUTSIDE nearest outside points, the
+# MAX_SEGMENTS shortest of those. A star's lone arm point is usually joined by one of its ten nearest neighbours
+# where the closest pairs overall (across a corner of the star) are not; at most MAX_SEGMENTS * POINTS likelihood
+# values are spent on a component that nothing joins.
+NEAREST_OUTSIDE = 10
+MAX_SEGMENTS = 30
+
+
+def _reached_through_contour(members, outside, sub, points, segments):
+    """An outside point (index into the points) joined to one of ``members`` by a segment inside the contour,
+    shortest segments first; -1 when none of those tried is inside."""
+    m = min(NEAREST_OUTSIDE, outside.size)
+    near = np.argpartition(sub, m - 1, axis=1)[:, :m] if m < outside.size else np.broadcast_to(
+        np.arange(outside.size), sub.shape)
+    rows = np.repeat(np.arange(members.size), m)
+    cols = near.ravel()
+    order = np.argsort(sub[rows, cols], kind="stable")[:MAX_SEGMENTS]
+    rows, cols = rows[order], cols[order]
+    hit = segments.first_inside(points[members[rows]], points[outside[cols]])
+    return -1 if hit < 0 else int(outside[cols[hit]])
 
 
 def find_clusters(points, k=10, min_size=None, depth=0, separated=SEPARATED, segments=None,
                   neighbours=local_neighbours):
     """Cluster labels ``0..C-1`` for ``points`` (n, d), components of the kNN graph, refined recursively.
-    ``separated``: a component smaller than ``min_size`` stays a cluster when its nearest outside point is this
-    many times farther than the median k-th-neighbour distance (``inf``: never). ``segments``: a
-    ``sampler.connectivity.Segments`` for live points (unit-cube ``points``): a small component also stays a
-    cluster when the contour does not join it to its nearest outside points. ``neighbours(distances, k)``: what
+    ``segments``: a ``sampler.connectivity.Segments`` for live points (unit-cube ``points``): a component smaller
+    than ``min_size`` stays a cluster unless a segment inside the contour joins it to one of its nearest outside
+    points. Without ``segments``, it stays a cluster when its nearest outside point is ``separated`` times farther
+    than the median k-th-neighbour distance (``inf``: never). ``neighbours(distances, k)``: what
     computes the kNN rows (:func:`local_neighbours`, or one that splits the row blocks over MPI ranks with the
     same bits)."""
     n, d = points.shape

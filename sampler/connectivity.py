@@ -58,6 +58,15 @@ class Segments:
         """Whether a segment between one of the closest pairs of ``a`` and ``b`` lies inside the contour."""
         return bool(self.inside(*self.closest_pairs(a, b)).any())
 
+    def first_inside(self, starts, ends):
+        """Index of the first segment ``starts[i] -> ends[i]`` inside the contour, or -1 (the segments are tested
+        in batches of ``PAIRS``, nearest first, so a group joined by its nearest neighbour costs one batch)."""
+        for first in range(0, starts.shape[0], PAIRS):
+            hit = np.flatnonzero(self.inside(starts[first:first + PAIRS], ends[first:first + PAIRS]))
+            if hit.size:
+                return first + int(hit[0])
+        return -1
+
 
 def _subset(size):
     if size <= MAX_POINTS:

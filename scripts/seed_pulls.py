@@ -74,6 +74,7 @@ def main():
     parser.add_argument("--processes", type=int, default=2, help="worker processes, one numba thread each")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a sampler setting (delete_fraction=0.5, hmc.target_correlation=0.1); repeatable")
+    parser.add_argument("--per-seed", action="store_true", help="also print each seed's logZ - truth, error, pull")
     opts = parser.parse_args()
     first, _, end = opts.seeds.partition(":")
     seeds = range(int(first), int(end))
@@ -91,6 +92,9 @@ def main():
     print(f"  logZ - truth {diff.mean():+.4f} ± {diff.std(ddof=1) * se:.4f} nats; mean error {err.mean():.3f}, "
           f"seed scatter {diff.std(ddof=1):.3f}")
     print(f"  likelihood calls {nlike.mean():.0f} a run; start-end rank correlation of logL {rho.mean():+.3f}")
+    if opts.per_seed:
+        for seed, d, e, p in zip(seeds, diff, err, pull):
+            print(f"  seed {seed}: logZ - truth {d:+.4f}, error {e:.4f}, pull {p:+.2f}")
 
 
 if __name__ == "__main__":

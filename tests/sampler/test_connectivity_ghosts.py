@@ -77,6 +77,54 @@ def test_last_survivors_of_a_narrow_mode_keep_their_cluster_when_the_contour_sep
     assert set(with_contour[-3:]).isdisjoint(with_contour[:-3])  # the contour keeps them apart
 
 
+def _cross(p):
+    """A thin cross through (0.35, 0.35) whose horizontal arm reaches x = 0.95: one connected, non-convex contour."""
+    return np.where(((np.abs(p[:, 1] - 0.35) < 0.01) & (p[:, 0] > 0.1) & (p[:, 0] < 0.95)) | (
+        (np.abs(p[:, 0] - 0.35) < 0.01) & (p[:, 1] > 0.1) & (p[:, 1] < 0.6)), 0.0, -1.0)
+
+
+def test_a_lone_point_far_out_on_an_arm_joins_its_star():
+    """The last point far out on an arm of a star is far from every other point (it used to keep a cluster of its
+    own, fed only by itself: the heavy-tailed mixture's bias), but a segment along the arm is inside the contour."""
+    rng = np.random.default_rng(4)
+    horizontal = np.column_stack([rng.uniform(0.1, 0.5, 80), rng.uniform(0.341, 0.359, 80)])
+    vertical = np.column_stack([rng.uniform(0.341, 0.359, 80), rng.uniform(0.1, 0.6, 80)])
+    lone = np.array([[0.9, 0.35]])
+    u = np.vstack([horizontal, vertical, lone])
+    assert len(np.unique(find_clusters(u))) == 2  # by distance alone the lone point is a mode of its own
+    labels = find_clusters(u, segments=Segments(_cross, -0.5, u))
+    assert np.all(labels == labels[0])
+
+
+def test_a_lone_point_that_no_segment_joins_stays_apart():
+    """A point in a small separate ball beside the cross, nearer to the arm than to anything else: every segment
+    tried crosses the gap, so it keeps its cluster."""
+    rng = np.random.default_rng(5)
+    horizontal = np.column_stack([rng.uniform(0.1, 0.9, 120), rng.uniform(0.341, 0.359, 120)])
+    vertical = np.column_stack([rng.uniform(0.341, 0.359, 80), rng.uniform(0.1, 0.6, 80)])
+    lone = np.array([[0.6, 0.45]])
+    u = np.vstack([horizontal, vertical, lone])
+
+    def logl_at(p):
+        return np.maximum(_cross(p), np.where(((p - lone[0]) ** 2).sum(axis=1) < 0.01 ** 2, 0.0, -1.0))
+
+    labels = find_clusters(u, segments=Segments(logl_at, -0.5, u))
+    assert labels[-1] not in labels[:-1]
+
+
+def test_the_search_for_a_joining_segment_has_a_bounded_cost():
+    """Nothing joins a lone point to a separate ball: at most MAX_SEGMENTS segments are tried from each side."""
+    from nestgrad.sampler.clustering import MAX_DEPTH, MAX_SEGMENTS
+    from nestgrad.sampler.connectivity import POINTS
+
+    rng = np.random.default_rng(6)
+    u = np.vstack([uniform_ball(rng, [0.3, 0.3], 0.1, 200), [[0.8, 0.8]]])
+    segments = Segments(in_balls([[0.3, 0.3], [0.8, 0.8]], 0.1), -0.5, u)
+    labels = find_clusters(u, segments=segments, depth=MAX_DEPTH - 1)  # one level: no reclustering inside
+    assert labels[-1] not in labels[:-1] and len(np.unique(labels)) == 2
+    assert 0 < segments.evaluations <= 2 * MAX_SEGMENTS * POINTS
+
+
 def test_a_lost_cluster_becomes_a_ghost_until_a_live_point_is_inside_or_it_expires():
     rng = np.random.default_rng(3)
     a = uniform_ball(rng, [0.3, 0.3], 0.05, 30)
