@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 from scipy import special
 
-from heavy_tailed_modes import cauchy_mixture
+from heavy_tailed_modes import cauchy_mixture, rotated_cauchy
 from problems import Problem
 from nestgrad.sampler.priors import Beta, Cauchy, Exponential, HalfNormal, LogUniform, Normal, Prior, Uniform
 
@@ -374,5 +374,8 @@ VARIANTS = {
     # Added 2026-11-26 late: ill-conditioning and modes at once, each mode correlated its own way
     "crossed4d": crossed_modes,
     "crossed10d": lambda: crossed_modes(10, weights=(0.6, 0.4)),
+    # Added 2026-11-28: a Cauchy product whose arms run along no coordinate axis (the axis slice moves follow the
+    # metric's axes, which a symmetric star leaves at the coordinate axes)
+    "rotated_cauchy6d": rotated_cauchy,
 }
 PROBLEMS.update(VARIANTS)
