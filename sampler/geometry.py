@@ -36,7 +36,10 @@ class Geometry(NamedTuple):
 
     mean: (C, d); chol: (C, d, d) lower Cholesky factors of the covariances; cov: (C, d, d) the covariances;
     radius2: (C,) squared Mahalanobis radii of the bounding ellipsoids; cdf: (C,) cumulative proposal
-    probabilities (volume shares); dense: 1 for dense metrics, 0 when only the diagonals are used.
+    probabilities (volume shares); pool: (n, d) the live points grouped by cluster, cluster c's rows
+    ``pool_start[c]:pool_start[c + 1]`` (C + 1 offsets; none for the ellipsoids of lost modes), whose pairwise
+    differences are the directions of the pair slice moves; dense: 1 for dense metrics, 0 when only the diagonals
+    are used.
     """
 
     mean: np.ndarray
@@ -44,11 +47,20 @@ class Geometry(NamedTuple):
     cov: np.ndarray
     radius2: np.ndarray
     cdf: np.ndarray
+    pool: np.ndarray
+    pool_start: np.ndarray
     dense: int
 
     @property
     def nclusters(self) -> int:
         return int(self.mean.shape[0])
+
+    def kernel_arrays(self) -> tuple:
+        """The arrays the chain kernel reads, in its argument order (``g_mean`` ... ``g_pool_start``)."""
+        return tuple(self[:KERNEL_ARRAYS])
+
+
+KERNEL_ARRAYS = 7  # Geometry's leading fields that the chain kernel reads
 
 
 # A cluster with too few points for a covariance of its own (a narrow mode down to its last survivors) borrows the
@@ -114,8 +126,19 @@ def build(points, labels, dense=True, cov=None) -> Geometry:
     share = np.exp(log_volume - log_volume.max())
     cdf = np.cumsum(share / share.sum())
     cdf[-1] = 1.0
+    pool, pool_start = _pool(points, labels, nclusters)
     return Geometry(np.array([s[0] for s in shapes]), np.array([s[1] for s in shapes]),
-                    np.array([s[2] for s in shapes]), np.array([s[3] for s in shapes]), cdf, int(bool(dense)))
+                    np.array([s[2] for s in shapes]), np.array([s[3] for s in shapes]), cdf, pool, pool_start,
+                    int(bool(dense)))
+
+
+def _pool(points, labels, nclusters):
+    """The points grouped by cluster (stable order within each) and the (C + 1,) offsets of the groups."""
+    if nclusters == 1:
+        return np.ascontiguousarray(points), np.array([0, points.shape[0]], np.int64)
+    order = np.argsort(labels, kind="stable")
+    counts = np.bincount(labels, minlength=nclusters)
+    return np.ascontiguousarray(points[order]), np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
 
 def with_ghosts(geometry: Geometry, mean, cov, radius2) -> Geometry:
@@ -133,8 +156,9 @@ def with_ghosts(geometry: Geometry, mean, cov, radius2) -> Geometry:
     share = np.exp(log_volume - log_volume.max())
     cdf = np.cumsum(share / share.sum())
     cdf[-1] = 1.0
+    pool_start = np.concatenate([geometry.pool_start, np.full(radius2.size, geometry.pool_start[-1])])
     return Geometry(np.concatenate([geometry.mean, mean]), all_chol, np.concatenate([geometry.cov, cov]),
-                    all_radius2, cdf, geometry.dense)
+                    all_radius2, cdf, geometry.pool, pool_start.astype(np.int64), geometry.dense)
 
 
 CORRELATED = 0.3  # largest |correlation| between two coordinates below which a diagonal metric is used

@@ -21,8 +21,10 @@ At each refresh a chain proposes ``jumps`` independence jumps: points uniform in
 bounding ellipsoids, each accepted (Metropolis-Hastings) with ``min(1, count(u) / count(u'))`` when it is
 inside the contour and the cube, ``count`` being the number of ellipsoids containing a point. This moves
 chains between modes with the right odds. Then ``slices`` slice-sampling moves along axes of the metric (columns
-of ``L_c``): the bracket is the line's chord through the cube, which every point of the line shares, shrunk towards
-``u`` on each miss (Neal 2003), and a point is inside when it is in the cube, in region c and above the contour.
+of ``L_c``) and ``pair_slices`` along the difference of two live points of cluster c (drawn from the survivors the
+iteration began with, so the direction does not depend on where the chain is): the bracket is the line's chord
+through the cube, which every point of the line shares, shrunk towards ``u`` on each miss (Neal 2003), and a point
+is inside when it is in the cube, in region c and above the contour.
 
 ``tests/sampler/test_invariance.py`` checks invariance by the shrinkage and insertion-rank tests. Every chain
 ends inside, so there is no final accept/reject.
@@ -45,9 +47,9 @@ from .stable_jit import fresh_dispatcher
  STAT_JUMP_ACCEPTED, STAT_REGION_EXIT) = range(10)
 NSTATS = 10
 # Integer controls passed as one array: trajectory length, steps between refreshes, jump proposals per refresh,
-# dense metric, axis slice moves per refresh.
-CTRL_N_STEPS, CTRL_REFRESH, CTRL_JUMPS, CTRL_DENSE, CTRL_SLICES = range(5)
-NCTRL = 5
+# dense metric, axis slice moves per refresh, live-point-pair slice moves per refresh.
+CTRL_N_STEPS, CTRL_REFRESH, CTRL_JUMPS, CTRL_DENSE, CTRL_SLICES, CTRL_PAIR_SLICES = range(6)
+NCTRL = 6
 # Shrinkage steps after which an axis slice move gives up and stays put: each shrink at least halves the bracket on
 # average, so this is reached only where the slice is narrower than 2^-60 of the cube's chord.
 MAX_SHRINK = 60
@@ -120,6 +122,46 @@ def _in_cube(y):
     return True
 
 
+def _slice_along(u, w, y, c, logl, logl_star, rng_states, j, g_mean, g_chol, g_radius2, dense, tmp, codes, args,
+                 theta, jac, data, scratch, stats):
+    # One slice move from u along the direction w: the bracket is the line's chord through the unit cube, the same
+    # from every point of the line, shrunk towards u on each miss (Neal 2003); a point is inside when it is in the
+    # cube, in region c and above the contour. Exact for the uniform distribution there whatever the direction, as
+    # long as the direction does not depend on where on the line u is. Returns the new logl (u is updated).
+    d = u.shape[0]
+    nclusters = g_mean.shape[0]
+    lo_t = -math.inf
+    hi_t = math.inf
+    for i in range(d):
+        di = w[i]
+        if di > 0.0:
+            lo_t = max(lo_t, -u[i] / di)
+            hi_t = min(hi_t, (1.0 - u[i]) / di)
+        elif di < 0.0:
+            lo_t = max(lo_t, (1.0 - u[i]) / di)
+            hi_t = min(hi_t, -u[i] / di)
+    if not (hi_t > lo_t and math.isfinite(hi_t) and math.isfinite(lo_t)):
+        return logl
+    for _ in range(MAX_SHRINK):
+        shift = lo_t + (hi_t - lo_t) * draw_uniform(rng_states, j)
+        for i in range(d):
+            y[i] = u[i] + shift * w[i]
+        inside = in_cube(y) and (nclusters == 1 or region(y, g_mean, g_chol, g_radius2, dense, tmp) == c)
+        ly = -math.inf
+        if inside:
+            ly = counted_value(y, codes, args, theta, jac, data, scratch, stats, j)
+            inside = ly > logl_star
+        if inside:
+            for i in range(d):
+                u[i] = y[i]
+            return ly
+        if shift < 0.0:
+            lo_t = shift
+        else:
+            hi_t = shift
+    return logl
+
+
 def _counted_value(x, codes, args, theta, jac, data, scratch, stats, j):
     # log-likelihood at unit-cube point x (theta and jac receive the prior transform), counted in chain j's stats.
     transform(codes, args, x, theta, jac)
@@ -131,13 +173,14 @@ def _counted_value(x, codes, args, theta, jac, data, scratch, stats, j):
 
 
 def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
-           g_mean, g_chol, g_cov, g_radius2, g_cdf,
+           g_mean, g_chol, g_cov, g_radius2, g_cdf, g_pool, g_pool_start,
            work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
            out_u, out_theta, out_logl, out_cluster, stats):
     # One chain's whole trajectory.
     d = u_start.shape[1]
     n_steps, refresh_every = ctrl[CTRL_N_STEPS], ctrl[CTRL_REFRESH]
     jumps, dense, slices = ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE] != 0, ctrl[CTRL_SLICES]
+    pair_slices = ctrl[CTRL_PAIR_SLICES]
     nclusters = g_mean.shape[0]
     u, v, y, w, z, tmp = work_u[j], work_v[j], work_y[j], work_w[j], work_z[j], work_t[j]
     theta, jac, grad, scratch = work_theta[j], work_jac[j], work_grad[j], work_scratch[j]
@@ -173,44 +216,32 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
                             logl = ly
                             c = region(u, g_mean, g_chol, g_radius2, dense, tmp)
             for _ in range(slices):
-                # Slice move along one axis of cluster c's metric (a column of its Cholesky factor). The bracket is
-                # the line's chord through the unit cube, the same from every point of the line, and it shrinks
-                # towards u on each miss (Neal 2003): an exact move for the uniform distribution on the contour in
-                # region c, which crosses long, heavy-tailed directions in one move where the billiard diffuses.
+                # Slice move along one axis of cluster c's metric (a column of its Cholesky factor): crosses long,
+                # heavy-tailed directions in one move where the billiard diffuses.
                 axis = min(int(draw_uniform(rng_states, j) * d), d - 1)
-                lo_t = -math.inf
-                hi_t = math.inf
                 for i in range(d):
                     if dense:
-                        di = g_chol[c, i, axis] if i >= axis else 0.0
+                        w[i] = g_chol[c, i, axis] if i >= axis else 0.0
                     else:
-                        di = g_chol[c, i, i] if i == axis else 0.0
-                    w[i] = di
-                    if di > 0.0:
-                        lo_t = max(lo_t, -u[i] / di)
-                        hi_t = min(hi_t, (1.0 - u[i]) / di)
-                    elif di < 0.0:
-                        lo_t = max(lo_t, (1.0 - u[i]) / di)
-                        hi_t = min(hi_t, -u[i] / di)
-                if not (hi_t > lo_t and math.isfinite(hi_t) and math.isfinite(lo_t)):
+                        w[i] = g_chol[c, i, i] if i == axis else 0.0
+                logl = slice_along(u, w, y, c, logl, logl_star, rng_states, j, g_mean, g_chol, g_radius2, dense,
+                                   tmp, codes, args, theta, jac, data, scratch, stats)
+            for _ in range(pair_slices):
+                # Slice move along the difference of two live points of cluster c (chosen from the survivors
+                # this iteration began with, not from where u is): the directions follow the contour's own shape,
+                # the arms of a star whatever their orientation, as differential evolution's do.
+                first = g_pool_start[c]
+                count = g_pool_start[c + 1] - first
+                if count < 2:
                     continue
-                for _ in range(MAX_SHRINK):
-                    shift = lo_t + (hi_t - lo_t) * draw_uniform(rng_states, j)
-                    for i in range(d):
-                        y[i] = u[i] + shift * w[i]
-                    inside = in_cube(y) and (nclusters == 1 or region(y, g_mean, g_chol, g_radius2, dense, tmp) == c)
-                    if inside:
-                        ly = counted_value(y, codes, args, theta, jac, data, scratch, stats, j)
-                        inside = ly > logl_star
-                    if inside:
-                        for i in range(d):
-                            u[i] = y[i]
-                        logl = ly
-                        break
-                    if shift < 0.0:
-                        lo_t = shift
-                    else:
-                        hi_t = shift
+                a = first + min(int(draw_uniform(rng_states, j) * count), count - 1)
+                b = first + min(int(draw_uniform(rng_states, j) * (count - 1)), count - 2)
+                if b >= a:
+                    b += 1
+                for i in range(d):
+                    w[i] = g_pool[a, i] - g_pool[b, i]
+                logl = slice_along(u, w, y, c, logl, logl_star, rng_states, j, g_mean, g_chol, g_radius2, dense,
+                                   tmp, codes, args, theta, jac, data, scratch, stats)
             # Fresh direction in cluster c's metric: a Gibbs update of v at fixed u, valid at any fixed schedule.
             norm = correlated_normal(rng_states, j, g_chol, c, dense, tmp, v)
             scale = step_sizes[j] / norm
@@ -324,9 +355,11 @@ def chain_function(value, value_and_grad, transform, draw_normal, draw_uniform, 
     in_cube = _bind(_in_cube, jit)
     correlated_normal = _bind(_correlated_normal, jit, draw_normal=draw_normal)
     counted_value = _bind(_counted_value, jit, value=value, transform=transform)
+    slice_along = _bind(_slice_along, jit, draw_uniform=draw_uniform, in_cube=in_cube, region=region,
+                        counted_value=counted_value)
     return _bind(_chain, jit, value_and_grad=value_and_grad, transform=transform, draw_uniform=draw_uniform,
                  region=region, ellipsoid_count=ellipsoid_count, in_cube=in_cube,
-                 correlated_normal=correlated_normal, counted_value=counted_value)
+                 correlated_normal=correlated_normal, counted_value=counted_value, slice_along=slice_along)
 
 
 # --- the CPU kernel ---------------------------------------------------------------------------------------------
@@ -348,7 +381,8 @@ def _draw_uniform(states, j):
 # Templates of the CPU kernel, their compiled names, and the options of the two entry points.
 CPU_TEMPLATES = {"_mahalanobis2": "mahalanobis2", "_region": "region", "_ellipsoid_count": "ellipsoid_count",
                  "_correlated_normal": "correlated_normal", "_in_cube": "in_cube", "_draw_normal": "draw_normal",
-                 "_draw_uniform": "draw_uniform", "_counted_value": "counted_value", "_evaluate": "evaluate"}
+                 "_draw_uniform": "draw_uniform", "_counted_value": "counted_value", "_slice_along": "slice_along",
+                 "_evaluate": "evaluate"}
 CPU_ENTRY_POINTS = ("advance_range", "evaluate")
 
 

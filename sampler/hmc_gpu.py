@@ -22,7 +22,7 @@ from nestgrad.likelihoods.backends import placement
 from nestgrad.likelihoods.backends.launch import configured
 
 from . import prior_families, rng
-from .hmc import NSTATS, chain_function
+from .hmc import CTRL_PAIR_SLICES, NSTATS, chain_function
 
 _THREADS_PER_BLOCK = 64
 
@@ -77,13 +77,13 @@ def check_device_memory(cuda_module, nchains, ndim, dtype, scratch_size) -> None
 # keeps its machine code, sampler/hmc_gpu_cache.py) or, for likelihoods defined in memory, from this text.
 ADVANCE_SOURCE = """
 def advance(u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
-            g_mean, g_chol, g_cov, g_radius2, g_cdf,
+            g_mean, g_chol, g_cov, g_radius2, g_cdf, g_pool, g_pool_start,
             work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
             out_u, out_theta, out_logl, out_cluster, stats):
     j = cuda.grid(1)
     if j < u_start.shape[0]:
         chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
-              g_mean, g_chol, g_cov, g_radius2, g_cdf,
+              g_mean, g_chol, g_cov, g_radius2, g_cdf, g_pool, g_pool_start,
               work_u, work_v, work_y, work_w, work_z, work_t, work_theta, work_jac, work_grad, work_scratch,
               out_u, out_theta, out_logl, out_cluster, stats)
 """
@@ -155,7 +155,7 @@ class GpuChainKernel:
         return rows
 
     def __call__(self, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
-                 g_mean, g_chol, g_cov, g_radius2, g_cdf, *host_work):
+                 g_mean, g_chol, g_cov, g_radius2, g_cdf, g_pool, g_pool_start, *host_work):
         cuda = self.cuda
         outs = host_work[-5:]  # out_u, out_theta, out_logl, out_cluster, stats
         nchains = u_start.shape[0]
@@ -165,7 +165,10 @@ class GpuChainKernel:
                   (("u_start", u_start), ("logl_start", logl_start), ("step_sizes", step_sizes))]
         d_rng = self._rows("rng", rng_states, True)
         d_out = [self._rows(f"out{i}", a, False) for i, a in enumerate(outs)]
-        geometry = [cuda.to_device(np.ascontiguousarray(a)) for a in (g_mean, g_chol, g_cov, g_radius2, g_cdf)]
+        if ctrl[CTRL_PAIR_SLICES] == 0:  # the live points travel to the device only for the moves that read them
+            g_pool, g_pool_start = g_pool[:1], np.zeros_like(g_pool_start)
+        geometry = [cuda.to_device(np.ascontiguousarray(a))
+                    for a in (g_mean, g_chol, g_cov, g_radius2, g_cdf, g_pool, g_pool_start)]
         blocks = (nchains + _THREADS_PER_BLOCK - 1) // _THREADS_PER_BLOCK
         configured(self.kernel, blocks, _THREADS_PER_BLOCK)(
             inputs[0], inputs[1], float(logl_star), inputs[2], cuda.to_device(np.ascontiguousarray(ctrl)), d_rng,

@@ -62,6 +62,9 @@ class HMCSettings(NamedTuple):
         refresh; where they are rarely accepted (< ``min_jump_acceptance``) one per refresh. 0 turns jumps off.
         Jumps are what moves chains between modes.
     axis_slices: slice-sampling moves along the axes of the chain's metric at each direction refresh (0: none).
+    pair_slices: slice-sampling moves at each direction refresh along the difference of two live points of the
+        chain's cluster (0: none): directions that follow the contour's shape, where no axis of the metric does
+        (the arms of a star whose axes are not the coordinate axes).
         One such move crosses a long or heavy-tailed direction whose width the billiard's step (tuned to the
         contour's narrowest directions) would need hundreds of steps to diffuse across.
     """
@@ -87,6 +90,7 @@ class HMCSettings(NamedTuple):
     max_jumps: int = 20
     min_jump_acceptance: float = 0.02
     axis_slices: int = 1
+    pair_slices: int = 0
 
     def initial_steps(self, ndim: int) -> int:
         if self.n_steps is not None:
@@ -179,6 +183,7 @@ class HMCSettings(NamedTuple):
         number("max_jumps", 1, 1000, integer=True)
         number("min_jump_acceptance", 0.0, 1.0)
         number("axis_slices", 0, 1000, integer=True)
+        number("pair_slices", 0, 1000, integer=True)
         if self.metric not in METRICS:
             bad("metric", f"one of {', '.join(METRICS)}")
         if not isinstance(self.clustering, bool):

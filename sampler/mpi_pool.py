@@ -37,6 +37,7 @@ import numpy as np
 
 from nestgrad.likelihoods.backends.placement import launcher_count, local_rank, local_size  # noqa: F401 (API)
 
+from . import geometry as geo
 from .mpi_rows import blocks, pack_rows, packed_width, row_offsets, unpack_rows, whole_blocks
 
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE")
@@ -213,7 +214,7 @@ class RootPool(_Pool):
         """``(advance, evaluate)`` with the local kernel's signatures, running over every rank."""
 
         def advance_all(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, data, codes, args, *rest):
-            geometry, work = rest[:5], rest[5:]
+            geometry, work = rest[:geo.KERNEL_ARRAYS], rest[geo.KERNEL_ARRAYS:]
             counts, offsets = self._counts(u_start.shape[0])
             self._command(("advance", float(logl_star), ctrl, tuple(geometry)))
             self._scatter_rows(pack_rows((u_start, logl_start, step_sizes, chain_rng)), None, counts, offsets)

@@ -160,7 +160,7 @@ class NestedSampler:
             ctrl[CTRL_REFRESH], ctrl[CTRL_DENSE] = 1, int(self.dense)
             advance = (u0, np.zeros(self.k), -np.inf, np.full(self.k, 0.1), ctrl,
                        seed_chain_states(np.random.default_rng(0), self.k), kern.data, self.prior.codes,
-                       self.prior.args, *warm_geometry[:5], *self._workspace.arrays())
+                       self.prior.args, *warm_geometry.kernel_arrays(), *self._workspace.arrays())
             evaluate = (np.full((1, self.ndim), 0.5), kern.data, np.empty((1, self.ndim), dtype),
                         self._workspace.scratch[0], np.empty(1))
             self._warm = (advance, evaluate)

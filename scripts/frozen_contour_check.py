@@ -50,7 +50,8 @@ def main():
     from nestgrad.sampler import NestedSampler, nested
     from nestgrad.sampler import geometry as geo
     from nestgrad.sampler.connectivity import Segments
-    from nestgrad.sampler.hmc import CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_REFRESH, CTRL_SLICES, NCTRL
+    from nestgrad.sampler.hmc import (CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_PAIR_SLICES, CTRL_REFRESH,
+                                      CTRL_SLICES, NCTRL)
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fractions", type=float, nargs="+", default=[0.03, 0.1, 0.2, 0.45])
@@ -84,12 +85,13 @@ def main():
             ctrl = np.zeros(NCTRL, np.int64)
             ctrl[CTRL_N_STEPS], ctrl[CTRL_REFRESH], ctrl[CTRL_JUMPS] = n_steps, settings.refresh_every, jumps
             ctrl[CTRL_DENSE], ctrl[CTRL_SLICES] = int(dense), settings.axis_slices
+            ctrl[CTRL_PAIR_SLICES] = settings.pair_slices
             for _ in range(opts.calls):
                 starts = rng.integers(0, u.shape[0], k)
                 steps = step * np.exp(settings.step_jitter * rng.standard_normal(k))
                 chain_rng = rng.integers(1, 2 ** 63, (k, 2), dtype=np.int64).astype(np.uint64)
                 proposal.advance(np.ascontiguousarray(u[starts]), live_logl[starts], logl_star, steps, ctrl, chain_rng,
-                                 proposal.data, proposal.codes, proposal.args, *geometry[:5], *ws.arrays())
+                                 proposal.data, proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays())
                 ranks.append((np.searchsorted(reference, ws.out_logl) + rng.random(k)) / (reference.size + 1))
         ranks = np.concatenate(ranks)
         print(json.dumps({"fraction": fraction, "logl_star": round(logl_star, 3), "chains": int(ranks.size),

@@ -55,13 +55,14 @@ def compare_chains(k, cuda_kernels, prior, logl):
     # Two clusters, dense metric and jumps: every branch of the trajectory body runs on both targets.
     labels = (np.arange(40) % 2).astype(np.int64)
     geo = geometry.build(0.5 + 0.05 * gen.standard_normal((40, d)), labels, True)
-    ctrl = np.array([12, 4, 2, 1, 1], np.int64)
+    ctrl = np.array([12, 4, 2, 1, 1, 1], np.int64)
     results = []
     for name, advance in (("cpu", make_chain_kernel(k.value, k.value_and_grad)),
                           ("gpu", GpuChainKernel(cuda_kernels, prior.codes, prior.args, nchains, d))):
         ws = ChainWorkspace(nchains, d, np.float64, k.scratch_size)
         st = states.copy()
-        advance(u0, logl0, logl_star, steps, ctrl, st, k.data, prior.codes, prior.args, *geo[:5], *ws.arrays())
+        advance(u0, logl0, logl_star, steps, ctrl, st, k.data, prior.codes, prior.args, *geo.kernel_arrays(),
+                *ws.arrays())
         results.append((ws.out_u.copy(), ws.out_logl.copy(), ws.stats.copy(), st))
     (cu, cl, cs, cst), (gu, gl, gs, gst) = results
     return {"max_du": float(np.max(np.abs(cu - gu))), "max_dlogl": float(np.max(np.abs(cl - gl))),

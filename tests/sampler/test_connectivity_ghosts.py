@@ -142,6 +142,19 @@ def test_a_lost_cluster_becomes_a_ghost_until_a_live_point_is_inside_or_it_expir
     assert update(ghosts, None, [], np.vstack([a, b[:1]]), 11, 30).radius2.size == 0  # holds a live point
 
 
+def test_the_pair_slice_pool_groups_points_by_cluster_and_gives_ghosts_none():
+    rng = np.random.default_rng(7)
+    u = rng.random((12, 3))
+    labels = np.array([1, 0, 2, 1, 0, 0, 2, 1, 1, 0, 2, 2])
+    g = geo.build(u, labels, dense=False)
+    np.testing.assert_array_equal(g.pool_start, [0, 4, 8, 12])
+    for c in range(3):  # each cluster's rows, in their original order
+        np.testing.assert_array_equal(g.pool[g.pool_start[c]:g.pool_start[c + 1]], u[labels == c])
+    ghost = geo.with_ghosts(g, u[:1], 0.01 * np.eye(3)[None], np.array([1.0]))
+    assert ghost.nclusters == 4 and ghost.pool_start[4] == ghost.pool_start[3]  # a ghost has no live points
+    assert len(ghost.kernel_arrays()) == 7 and ghost.kernel_arrays()[5] is g.pool
+
+
 def test_narrow_light_mode_kept_on_the_seeds_that_lost_it():
     """Seed 2 lost the 0.1 mode of the mixture (widths 0.5 / 0.8 / 0.3) before the contour kept its last
     survivors apart and lost modes left ghosts: its weight was 0; now all three weights are within 0.05."""

@@ -26,7 +26,7 @@ def test_chain_kernel_compiles_to_ptx_for_sm90(monkeypatch):
     f8, i8, u8 = numba.float64, numba.int64, numba.uint64
     mat, vec, cube = f8[:, ::1], f8[::1], f8[:, :, ::1]
     signature = (mat, vec, f8, vec, i8[::1], u8[:, ::1], numba.typeof(kern.data), i8[::1], mat,
-                 mat, cube, cube, vec, vec,
+                 mat, cube, cube, vec, vec, mat, i8[::1],
                  mat, mat, mat, mat, mat, mat, mat, mat, mat, mat,
                  mat, mat, vec, i8[::1], i8[:, ::1])
     ptx, _ = cuda.compile_ptx(advance.py_func, signature, cc=(9, 0))
