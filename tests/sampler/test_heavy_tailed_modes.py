@@ -18,14 +18,16 @@ def test_evidence_and_weights_match_quadrature_in_one_dimension():
     np.testing.assert_allclose(problem.weights, mass, atol=1e-3)  # basins split at the midpoints: tails cross
 
 
-def test_gradient_matches_central_differences():
-    problem = cauchy_mixture()
-    rng = np.random.default_rng(1)
-    for x in rng.uniform(-8, 8, (5, 4)):
+def _assert_gradient_matches_central_differences(problem, points, h=1e-6):
+    for x in points:
         _, grad = problem.logl_and_grad(x[None])
-        h = 1e-6
-        fd = [(problem.logl((x + h * e)[None])[0] - problem.logl((x - h * e)[None])[0]) / (2 * h) for e in np.eye(4)]
+        fd = [(problem.logl((x + h * e)[None])[0] - problem.logl((x - h * e)[None])[0]) / (2 * h)
+              for e in np.eye(x.size)]
         np.testing.assert_allclose(grad[0], fd, rtol=1e-5, atol=1e-7)
+
+
+def test_gradient_matches_central_differences():
+    _assert_gradient_matches_central_differences(cauchy_mixture(), np.random.default_rng(1).uniform(-8, 8, (5, 4)))
 
 
 def test_one_run_finds_both_modes_and_the_evidence():
@@ -38,20 +40,14 @@ def test_one_run_finds_both_modes_and_the_evidence():
 
 def test_rotated_product_reference_evidence():
     """Its gradient agrees with central differences, and its box mass (Monte Carlo) agrees with the exact
-    arctangent product when the rotation is the identity and with one-dimensional quadrature in 2-D."""
+    arctangent product when the rotation is the identity and with quadrature in 2-D."""
     from heavy_tailed_modes import box_mass_of_rotated_cauchy, rotated_cauchy, rotation
 
-    problem = rotated_cauchy(draws=1_000_000)
-    rng = np.random.default_rng(2)
-    for x in rng.uniform(-3, 3, (4, 6)):
-        _, grad = problem.logl_and_grad(x[None])
-        h = 1e-6
-        fd = [(problem.logl((x + h * e)[None])[0] - problem.logl((x - h * e)[None])[0]) / (2 * h) for e in np.eye(6)]
-        np.testing.assert_allclose(grad[0], fd, rtol=1e-5, atol=1e-7)
+    _assert_gradient_matches_central_differences(rotated_cauchy(draws=1_000_000),
+                                                 np.random.default_rng(2).uniform(-3, 3, (4, 6)))
     exact = (2 / np.pi * np.arctan(20.0 / 0.05)) ** 6
     assert abs(box_mass_of_rotated_cauchy(np.eye(6), 0.05, 20.0, 2_000_000) - exact) < 4e-4
     rot = rotation(2, 3)
-    # 2-D: integrate the product density over the rotated square by quadrature in polar-free form
     density = lambda b, a: np.prod(0.05 / np.pi / (0.05 ** 2 + (rot @ np.array([a, b])) ** 2))  # noqa: E731
     quad, _ = integrate.dblquad(density, -20, 20, -20, 20, epsabs=1e-10)
     assert abs(box_mass_of_rotated_cauchy(rot, 0.05, 20.0, 2_000_000) - quad) < 4e-4
