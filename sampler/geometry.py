@@ -55,9 +55,13 @@ class Geometry(NamedTuple):
     def nclusters(self) -> int:
         return int(self.mean.shape[0])
 
-    def kernel_arrays(self) -> tuple:
-        """The arrays the chain kernel reads, in its argument order (``g_mean`` ... ``g_pool_start``)."""
-        return tuple(self[:KERNEL_ARRAYS])
+    def kernel_arrays(self, with_pool=True) -> tuple:
+        """The arrays the chain kernel reads, in its argument order (``g_mean`` ... ``g_pool_start``); without
+        the pool (one row, no cluster holding any), for runs without pair slices: the live points then need not
+        travel to other MPI ranks or to the GPU every iteration."""
+        if with_pool:
+            return tuple(self[:KERNEL_ARRAYS])
+        return tuple(self[:KERNEL_ARRAYS - 2]) + (self.pool[:1], np.zeros_like(self.pool_start))
 
 
 KERNEL_ARRAYS = 7  # Geometry's leading fields that the chain kernel reads

@@ -22,7 +22,7 @@ from nestgrad.likelihoods.backends import placement
 from nestgrad.likelihoods.backends.launch import configured
 
 from . import prior_families, rng
-from .hmc import CTRL_PAIR_SLICES, NSTATS, chain_function
+from .hmc import NSTATS, chain_function
 
 _THREADS_PER_BLOCK = 64
 
@@ -165,8 +165,6 @@ class GpuChainKernel:
                   (("u_start", u_start), ("logl_start", logl_start), ("step_sizes", step_sizes))]
         d_rng = self._rows("rng", rng_states, True)
         d_out = [self._rows(f"out{i}", a, False) for i, a in enumerate(outs)]
-        if ctrl[CTRL_PAIR_SLICES] == 0:  # the live points travel to the device only for the moves that read them
-            g_pool, g_pool_start = g_pool[:1], np.zeros_like(g_pool_start)
         geometry = [cuda.to_device(np.ascontiguousarray(a))
                     for a in (g_mean, g_chol, g_cov, g_radius2, g_cdf, g_pool, g_pool_start)]
         blocks = (nchains + _THREADS_PER_BLOCK - 1) // _THREADS_PER_BLOCK

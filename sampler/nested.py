@@ -253,7 +253,8 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     u_start = np.ascontiguousarray(state.u[starts])
     logl_start = state.logl[starts]
     proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
-                     proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays())
+                     proposal.codes, proposal.args, *geometry.kernel_arrays(settings.pair_slices > 0),
+                     *ws.arrays())
 
     stats = ws.stats
     steps = int(stats[:, STAT_STEPS].sum())
