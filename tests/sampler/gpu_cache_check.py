@@ -25,7 +25,7 @@ def chain_signature(data, dtype):
     f8, i8, u8, fd = numba.float64, numba.int64, numba.uint64, numba.from_dtype(np.dtype(dtype))
     mat, vec, cube, dmat = f8[:, ::1], f8[::1], f8[:, :, ::1], fd[:, ::1]
     return (mat, vec, f8, vec, i8[::1], u8[:, ::1], numba.typeof(data), i8[::1], mat,
-            mat, cube, cube, vec, vec,
+            mat, cube, cube, vec, vec, mat, i8[::1],
             mat, mat, mat, mat, mat, mat, dmat, mat, dmat, dmat,
             mat, mat, vec, i8[::1], i8[:, ::1])
 

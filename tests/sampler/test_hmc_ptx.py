@@ -4,13 +4,13 @@
 
 import types
 
-import numba
 import numpy as np
 import pytest
 
 cuda = pytest.importorskip("numba.cuda")
 
 import problems  # noqa: E402
+from gpu_cache_check import chain_signature  # noqa: E402
 from nestgrad.sampler.hmc_gpu import make_gpu_chain_kernel  # noqa: E402
 
 
@@ -23,11 +23,5 @@ def test_chain_kernel_compiles_to_ptx_for_sm90(monkeypatch):
     kern = prob.cpu_kernels()
     dev = cuda.jit(device=True)
     advance = make_gpu_chain_kernel(dev(kern.value.py_func), dev(kern.value_and_grad.py_func))
-    f8, i8, u8 = numba.float64, numba.int64, numba.uint64
-    mat, vec, cube = f8[:, ::1], f8[::1], f8[:, :, ::1]
-    signature = (mat, vec, f8, vec, i8[::1], u8[:, ::1], numba.typeof(kern.data), i8[::1], mat,
-                 mat, cube, cube, vec, vec, mat, i8[::1],
-                 mat, mat, mat, mat, mat, mat, mat, mat, mat, mat,
-                 mat, mat, vec, i8[::1], i8[:, ::1])
-    ptx, _ = cuda.compile_ptx(advance.py_func, signature, cc=(9, 0))
+    ptx, _ = cuda.compile_ptx(advance.py_func, chain_signature(kern.data, np.float64), cc=(9, 0))
     assert ".entry" in ptx and ".target sm_90" in ptx
