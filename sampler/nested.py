@@ -40,9 +40,9 @@ from . import clustering, decorrelation
 from . import geometry as geo
 from . import ghosts as lost_modes
 from .connectivity import Segments, join_connected
-from .hmc import (CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_PAIR_SLICES, CTRL_REFRESH, CTRL_SLICES, NCTRL, STAT_JUMP_ACCEPTED,
-                  STAT_JUMP_TRIED, STAT_NAN, STAT_NGRAD, STAT_NLIKE, STAT_OUTSIDE, STAT_REFLECT, STAT_REGION_EXIT,
-                  STAT_REVERSE, STAT_STEPS)
+from .hmc import (CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_PAIR_SLICES, CTRL_REFRESH, CTRL_SLICES, NCTRL,
+                  STAT_JUMP_ACCEPTED, STAT_JUMP_TRIED, STAT_NAN, STAT_NGRAD, STAT_NLIKE, STAT_OUTSIDE, STAT_REFLECT,
+                  STAT_REGION_EXIT, STAT_REVERSE, STAT_STEPS)
 
 
 class AllLiveTied(Exception):

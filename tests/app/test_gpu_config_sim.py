@@ -82,6 +82,4 @@ def test_gpu_config_runs_end_to_end_on_a_device(app_env, cuda_device, tmp_path):
         assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
         results = json.loads((tmp_path / dtype / "results.json").read_text())
         assert results["settings"]["backend"] == "gpu" and "GPU kernel" in proc.stdout
-        # nlive 20 and 8 steps keep the simulator fast; at these settings the CPU backend's pulls over seeds 0-59 have
-    # rms 1.18 and reach 3.04 (this seed), so the bound is 4 error bars.
-    assert abs(results["logz"] - results["reference_logz"]) < 4 * results["logz_err"]
+        assert abs(results["logz"] - results["reference_logz"]) < 3 * results["logz_err"]
