@@ -38,7 +38,8 @@ class Geometry(NamedTuple):
     radius2: (C,) squared Mahalanobis radii of the bounding ellipsoids; cdf: (C,) cumulative proposal
     probabilities (volume shares); pool: (n, d) the live points grouped by cluster, cluster c's rows
     ``pool_start[c]:pool_start[c + 1]`` (C + 1 offsets; none for the ellipsoids of lost modes), whose pairwise
-    differences are the directions of the pair slice moves; dense: 1 for dense metrics, 0 when only the diagonals
+    differences are the directions of the pair slice moves (one row and no cluster holding any when built without
+    them); dense: 1 for dense metrics, 0 when only the diagonals
     are used.
     """
 
@@ -55,13 +56,9 @@ class Geometry(NamedTuple):
     def nclusters(self) -> int:
         return int(self.mean.shape[0])
 
-    def kernel_arrays(self, with_pool=True) -> tuple:
-        """The arrays the chain kernel reads, in its argument order (``g_mean`` ... ``g_pool_start``); without
-        the pool (one row, no cluster holding any), for runs without pair slices: the live points then need not
-        travel to other MPI ranks or to the GPU every iteration."""
-        if with_pool:
-            return tuple(self[:KERNEL_ARRAYS])
-        return tuple(self[:KERNEL_ARRAYS - 2]) + (self.pool[:1], np.zeros_like(self.pool_start))
+    def kernel_arrays(self) -> tuple:
+        """The arrays the chain kernel reads, in its argument order (``g_mean`` ... ``g_pool_start``)."""
+        return tuple(self[:KERNEL_ARRAYS])
 
 
 KERNEL_ARRAYS = 7  # Geometry's leading fields that the chain kernel reads
@@ -107,9 +104,11 @@ def _cluster_shape(points, dense, reference, cov=None):
     return mean, chol, cov, radius2, log_volume
 
 
-def build(points, labels, dense=True, cov=None) -> Geometry:
+def build(points, labels, dense=True, cov=None, pool=True) -> Geometry:
     """Geometry of the live points ``points`` (n, d) grouped by ``labels`` (0..C-1, every label present); ``cov``:
-    the covariance of all the points when already known (used when they are one cluster)."""
+    the covariance of all the points when already known (used when they are one cluster). ``pool``: group the
+    points for the pair slice moves; without (runs that make none), the points are neither sorted every iteration
+    nor sent to other MPI ranks or the GPU."""
     points = np.asarray(points, dtype=np.float64)
     d = points.shape[1]
     nclusters = int(labels.max()) + 1
@@ -130,9 +129,10 @@ def build(points, labels, dense=True, cov=None) -> Geometry:
     share = np.exp(log_volume - log_volume.max())
     cdf = np.cumsum(share / share.sum())
     cdf[-1] = 1.0
-    pool, pool_start = _pool(points, labels, nclusters)
+    pool_points, pool_start = (_pool(points, labels, nclusters) if pool
+                               else (np.ascontiguousarray(points[:1]), np.zeros(nclusters + 1, np.int64)))
     return Geometry(np.array([s[0] for s in shapes]), np.array([s[1] for s in shapes]),
-                    np.array([s[2] for s in shapes]), np.array([s[3] for s in shapes]), cdf, pool, pool_start,
+                    np.array([s[2] for s in shapes]), np.array([s[3] for s in shapes]), cdf, pool_points, pool_start,
                     int(bool(dense)))
 
 

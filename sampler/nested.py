@@ -240,7 +240,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     survivor_u = new_u[:ns]
     cov = geo.covariance(survivor_u)
     dense = proposal.dense and geo.correlated(survivor_u, cov)
-    geometry = geo.build(survivor_u, labels, dense, cov)
+    geometry = geo.build(survivor_u, labels, dense, cov, pool=settings.pair_slices > 0)
     ghosts = _ghosts(state, removed, survivors, dense, proposal, settings)
     geometry = geo.with_ghosts(geometry, ghosts.mean, ghosts.cov, ghosts.radius2)
     starts = survivors[generator.integers(0, survivors.size, size=k)]
@@ -253,8 +253,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     u_start = np.ascontiguousarray(state.u[starts])
     logl_start = state.logl[starts]
     proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
-                     proposal.codes, proposal.args, *geometry.kernel_arrays(settings.pair_slices > 0),
-                     *ws.arrays())
+                     proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays())
 
     stats = ws.stats
     steps = int(stats[:, STAT_STEPS].sum())

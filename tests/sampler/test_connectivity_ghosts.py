@@ -153,8 +153,8 @@ def test_the_pair_slice_pool_groups_points_by_cluster_and_gives_ghosts_none():
     ghost = geo.with_ghosts(g, u[:1], 0.01 * np.eye(3)[None], np.array([1.0]))
     assert ghost.nclusters == 4 and ghost.pool_start[4] == ghost.pool_start[3]  # a ghost has no live points
     assert len(ghost.kernel_arrays()) == 7 and ghost.kernel_arrays()[5] is g.pool
-    pool, pool_start = ghost.kernel_arrays(with_pool=False)[5:]  # what a run without pair slices sends
-    assert pool.shape == (1, 3) and not pool_start.any()
+    pool, pool_start = geo.build(u, labels, dense=False, pool=False).kernel_arrays()[5:]  # without pair slices
+    assert pool.shape == (1, 3) and pool_start.shape == (4,) and not pool_start.any()
 
 
 def test_narrow_light_mode_kept_on_the_seeds_that_lost_it():
