@@ -15,7 +15,7 @@ versions, and the code and global constants of every numba function the kernel c
 transform, RNG), with the source files of the modules they use. Any change gives a new file.
 
 Likelihood functions a child cannot import (defined inside a function, with a closure, or in a module without a
-file) are compiled in the calling process instead (``sampler.hmc._compiled_in_memory``); so is everything when
+file) are compiled in the calling process instead (``sampler.hmc_cpu._compiled_in_memory``); so is everything when
 the child fails or numba cannot write its cache.
 """
 
@@ -34,7 +34,7 @@ import warnings
 
 import numpy as np
 
-from . import hmc, prior_families, rng
+from . import hmc_cpu, prior_families, rng
 
 CHILD_TIMEOUT_S = 1800
 
@@ -188,7 +188,7 @@ def module_text(value, value_and_grad):
         "",
         "",
     ]
-    return "\n".join(lines) + hmc.cpu_kernel_source(cache=True)
+    return "\n".join(lines) + hmc_cpu.cpu_kernel_source(cache=True)
 
 
 def import_plan(plan):

@@ -19,7 +19,8 @@ from . import geometry as geo
 from .blas_threads import one_blas_thread
 from .chain_backend import choose_backend
 from .exit_gc import freeze_at_exit
-from .hmc import CTRL_DENSE, CTRL_REFRESH, NCTRL, compiled_kernel
+from .hmc import CTRL_DENSE, CTRL_REFRESH, NCTRL
+from .hmc_cpu import compiled_kernel
 from .hmc_runtime import AdaptiveThreads, ChainWorkspace
 from .hmc_settings import HMCSettings
 from .ghosts import Ghosts

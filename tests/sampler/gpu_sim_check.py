@@ -19,7 +19,7 @@ from numba import cuda  # noqa: E402
 import problems  # noqa: E402
 from nestgrad.sampler import NestedSampler  # noqa: E402
 from nestgrad.sampler import geometry  # noqa: E402
-from nestgrad.sampler.hmc import make_chain_kernel  # noqa: E402
+from nestgrad.sampler.hmc_cpu import make_chain_kernel  # noqa: E402
 from nestgrad.sampler.hmc_runtime import ChainWorkspace  # noqa: E402
 from nestgrad.sampler.hmc_gpu import GpuChainKernel  # noqa: E402
 from nestgrad.sampler.rng import seed_chain_states  # noqa: E402

@@ -14,7 +14,8 @@ from scipy import stats
 
 from hard_problems import cauchy
 from nestgrad.sampler import geometry
-from nestgrad.sampler.hmc import NCTRL, make_chain_kernel
+from nestgrad.sampler.hmc import NCTRL
+from nestgrad.sampler.hmc_cpu import make_chain_kernel
 from nestgrad.sampler.hmc_runtime import ChainWorkspace
 from nestgrad.sampler.rng import seed_chain_states
 

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-import nestgrad.sampler.hmc as hmc
+import nestgrad.sampler.hmc_cpu as hmc_cpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -164,7 +164,7 @@ def test_the_chain_kernel_is_compiled_against_fresh_copies_of_the_likelihood(cac
         grad[0] = -(theta[0] - 0.5)
         return value(theta, data, scratch)
 
-    advance, evaluate = hmc._kernels(value, value_and_grad)
-    assert hmc._kernels(value, value_and_grad) == (advance, evaluate)  # compiled once per likelihood
+    advance, evaluate = hmc_cpu._kernels(value, value_and_grad)
+    assert hmc_cpu._kernels(value, value_and_grad) == (advance, evaluate)  # compiled once per likelihood
     called = evaluate.py_func.__globals__["value"]
     assert called is not value and called.py_func.__code__ is value.py_func.__code__

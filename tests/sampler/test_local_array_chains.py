@@ -12,7 +12,8 @@ from numba.core.runtime import _nrt_python, rtsys
 import problems
 from nestgrad.likelihoods import Likelihood
 from nestgrad.sampler import geometry
-from nestgrad.sampler.hmc import STAT_NGRAD, STAT_NLIKE, make_batch_evaluator, make_chain_kernel
+from nestgrad.sampler.hmc import STAT_NGRAD, STAT_NLIKE
+from nestgrad.sampler.hmc_cpu import make_batch_evaluator, make_chain_kernel
 from nestgrad.sampler.hmc_runtime import ChainWorkspace
 from nestgrad.sampler.rng import seed_chain_states
 
