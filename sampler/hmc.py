@@ -40,9 +40,9 @@ from .hmc_settings import HMCSettings  # noqa: F401  (re-exported: the settings 
  STAT_JUMP_ACCEPTED, STAT_REGION_EXIT) = range(10)
 NSTATS = 10
 # Integer controls passed as one array: trajectory length, steps between refreshes, jump proposals per refresh,
-# dense metric, axis slice moves per refresh, live-point-pair slice moves per refresh.
-CTRL_N_STEPS, CTRL_REFRESH, CTRL_JUMPS, CTRL_DENSE, CTRL_SLICES, CTRL_PAIR_SLICES = range(6)
-NCTRL = 6
+# dense metric, axis slice moves per refresh, live-point-pair slice moves per refresh, radial slice moves per refresh.
+CTRL_N_STEPS, CTRL_REFRESH, CTRL_JUMPS, CTRL_DENSE, CTRL_SLICES, CTRL_PAIR_SLICES, CTRL_RADIAL_SLICES = range(7)
+NCTRL = 7
 # Shrinkage steps after which an axis slice move gives up and stays put: each shrink at least halves the bracket on
 # average, so this is reached only where the slice is narrower than 2^-60 of the cube's chord.
 MAX_SHRINK = 60
@@ -116,12 +116,14 @@ def _in_cube(y):
     return True
 
 
-def _slice_along(u, w, y, c, logl, logl_star, rng_states, j, g_mean, g_chol, g_radius2, dense, tmp, codes, args,
-                 theta, jac, data, scratch, stats):
+def _slice_along(u, w, y, c, logl, logl_star, floor, rng_states, j, g_mean, g_chol, g_radius2, dense, tmp, codes,
+                 args, theta, jac, data, scratch, stats):
     # One slice move from u along the direction w: the bracket is the line's chord through the unit cube, the same
-    # from every point of the line, shrunk towards u on each miss (Neal 2003); a point is inside when it is in the
-    # cube, in region c and above the contour. Exact for the uniform distribution there whatever the direction, as
-    # long as the direction does not depend on where on the line u is. Returns the new logl (u is updated).
+    # from every point of the line, shrunk towards u on each miss (Neal 2003); a point u + s w is inside when it is
+    # in the cube, in region c, above the contour and |1 + s| >= floor. Exact for the uniform distribution there
+    # whatever the direction, as long as the line does not depend on where on it u is. With floor 0 the density
+    # along the line is flat; a radial move (w = u - centre) samples |1 + s|^(d-1) by its slice, floor = U^(1/(d-1)).
+    # Returns the new logl (u is updated).
     d = u.shape[0]
     nclusters = g_mean.shape[0]
     lo_t = -math.inf
@@ -140,7 +142,8 @@ def _slice_along(u, w, y, c, logl, logl_star, rng_states, j, g_mean, g_chol, g_r
         shift = lo_t + (hi_t - lo_t) * draw_uniform(rng_states, j)
         for i in range(d):
             y[i] = u[i] + shift * w[i]
-        inside = in_cube(y) and (nclusters == 1 or region(y, g_mean, g_chol, g_radius2, dense, tmp) == c)
+        inside = abs(1.0 + shift) >= floor and in_cube(y) and (
+            nclusters == 1 or region(y, g_mean, g_chol, g_radius2, dense, tmp) == c)
         ly = -math.inf
         if inside:
             ly = counted_value(y, codes, args, theta, jac, data, scratch, stats, j)
@@ -174,7 +177,7 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
     d = u_start.shape[1]
     n_steps, refresh_every = ctrl[CTRL_N_STEPS], ctrl[CTRL_REFRESH]
     jumps, dense, slices = ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE] != 0, ctrl[CTRL_SLICES]
-    pair_slices = ctrl[CTRL_PAIR_SLICES]
+    pair_slices, radial_slices = ctrl[CTRL_PAIR_SLICES], ctrl[CTRL_RADIAL_SLICES]
     nclusters = g_mean.shape[0]
     u, v, y, w, z, tmp = work_u[j], work_v[j], work_y[j], work_w[j], work_z[j], work_t[j]
     theta, jac, grad, scratch = work_theta[j], work_jac[j], work_grad[j], work_scratch[j]
@@ -218,8 +221,8 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
                         w[i] = g_chol[c, i, axis] if i >= axis else 0.0
                     else:
                         w[i] = g_chol[c, i, i] if i == axis else 0.0
-                logl = slice_along(u, w, y, c, logl, logl_star, rng_states, j, g_mean, g_chol, g_radius2, dense,
-                                   tmp, codes, args, theta, jac, data, scratch, stats)
+                logl = slice_along(u, w, y, c, logl, logl_star, 0.0, rng_states, j, g_mean, g_chol, g_radius2,
+                                   dense, tmp, codes, args, theta, jac, data, scratch, stats)
             for _ in range(pair_slices):
                 # Slice move along the difference of two live points of cluster c (chosen from the survivors
                 # this iteration began with, not from where u is): the directions follow the contour's own shape,
@@ -234,8 +237,17 @@ def _chain(j, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data
                     b += 1
                 for i in range(d):
                     w[i] = g_pool[a, i] - g_pool[b, i]
-                logl = slice_along(u, w, y, c, logl, logl_star, rng_states, j, g_mean, g_chol, g_radius2, dense,
-                                   tmp, codes, args, theta, jac, data, scratch, stats)
+                logl = slice_along(u, w, y, c, logl, logl_star, 0.0, rng_states, j, g_mean, g_chol, g_radius2,
+                                   dense, tmp, codes, args, theta, jac, data, scratch, stats)
+            for _ in range(radial_slices):
+                # Slice move along the line through cluster c's centre and u: out along the arm u is on, whatever
+                # the arm's orientation, and back through the centre. In polar coordinates about a fixed centre the
+                # uniform density is r^(d-1) dr along each line, hence the floor.
+                for i in range(d):
+                    w[i] = u[i] - g_mean[c, i]
+                floor = draw_uniform(rng_states, j) ** (1.0 / (d - 1)) if d > 1 else 0.0
+                logl = slice_along(u, w, y, c, logl, logl_star, floor, rng_states, j, g_mean, g_chol, g_radius2,
+                                   dense, tmp, codes, args, theta, jac, data, scratch, stats)
             # Fresh direction in cluster c's metric: a Gibbs update of v at fixed u, valid at any fixed schedule.
             norm = correlated_normal(rng_states, j, g_chol, c, dense, tmp, v)
             scale = step_sizes[j] / norm

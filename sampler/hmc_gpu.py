@@ -23,6 +23,7 @@ from nestgrad.likelihoods.backends.launch import configured
 
 from . import prior_families, rng
 from .hmc import NSTATS, chain_function
+from .hmc_runtime import check_ctrl
 
 _THREADS_PER_BLOCK = 64
 
@@ -156,6 +157,7 @@ class GpuChainKernel:
 
     def __call__(self, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
                  g_mean, g_chol, g_cov, g_radius2, g_cdf, g_pool, g_pool_start, *host_work):
+        check_ctrl(ctrl)
         cuda = self.cuda
         outs = host_work[-5:]  # out_u, out_theta, out_logl, out_cluster, stats
         nchains = u_start.shape[0]

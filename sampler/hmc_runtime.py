@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from .hmc import NSTATS, STAT_NLIKE
+from .hmc import NCTRL, NSTATS, STAT_NLIKE
 
 
 def default_threads() -> int:
@@ -15,6 +15,13 @@ def default_threads() -> int:
     import numba
 
     return max(1, int(numba.config.NUMBA_NUM_THREADS))
+
+
+def check_ctrl(ctrl) -> None:
+    """The kernels read ``NCTRL`` controls without bounds checks: a shorter array would be read past its end."""
+    if np.shape(ctrl) != (NCTRL,):
+        raise ValueError(f"ctrl has shape {np.shape(ctrl)}; the chain kernel reads {NCTRL} controls "
+                         "(sampler.hmc.CTRL_*)")
 
 
 class ChainThreads:
@@ -29,6 +36,7 @@ class ChainThreads:
         self._pool = None
 
     def __call__(self, u_start, *rest):
+        check_ctrl(rest[3])
         n = min(self.threads, u_start.shape[0])
         if n <= 1:
             self.advance_range(0, 1, u_start, *rest)

@@ -40,9 +40,9 @@ from . import clustering, decorrelation
 from . import geometry as geo
 from . import ghosts as lost_modes
 from .connectivity import Segments, join_connected
-from .hmc import (CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_PAIR_SLICES, CTRL_REFRESH, CTRL_SLICES, NCTRL,
-                  STAT_JUMP_ACCEPTED, STAT_JUMP_TRIED, STAT_NAN, STAT_NGRAD, STAT_NLIKE, STAT_OUTSIDE, STAT_REFLECT,
-                  STAT_REGION_EXIT, STAT_REVERSE, STAT_STEPS)
+from .hmc import (CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_PAIR_SLICES, CTRL_RADIAL_SLICES, CTRL_REFRESH,
+                  CTRL_SLICES, NCTRL, STAT_JUMP_ACCEPTED, STAT_JUMP_TRIED, STAT_NAN, STAT_NGRAD, STAT_NLIKE,
+                  STAT_OUTSIDE, STAT_REFLECT, STAT_REGION_EXIT, STAT_REVERSE, STAT_STEPS)
 
 
 class AllLiveTied(Exception):
@@ -248,7 +248,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     ctrl = np.zeros(NCTRL, np.int64)
     ctrl[CTRL_N_STEPS], ctrl[CTRL_REFRESH] = state.n_steps, settings.refresh_every
     ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE], ctrl[CTRL_SLICES] = state.jumps, int(dense), settings.axis_slices
-    ctrl[CTRL_PAIR_SLICES] = settings.pair_slices
+    ctrl[CTRL_PAIR_SLICES], ctrl[CTRL_RADIAL_SLICES] = settings.pair_slices, settings.radial_slices
     chain_rng = state.chain_rng.copy()
     u_start = np.ascontiguousarray(state.u[starts])
     logl_start = state.logl[starts]

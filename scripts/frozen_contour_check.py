@@ -50,8 +50,8 @@ def main():
     from nestgrad.sampler import NestedSampler, nested
     from nestgrad.sampler import geometry as geo
     from nestgrad.sampler.connectivity import Segments
-    from nestgrad.sampler.hmc import (CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_PAIR_SLICES, CTRL_REFRESH,
-                                      CTRL_SLICES, NCTRL)
+    from nestgrad.sampler.hmc import (CTRL_DENSE, CTRL_JUMPS, CTRL_N_STEPS, CTRL_PAIR_SLICES, CTRL_RADIAL_SLICES,
+                                      CTRL_REFRESH, CTRL_SLICES, NCTRL)
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fractions", type=float, nargs="+", default=[0.03, 0.1, 0.2, 0.45])
@@ -86,6 +86,7 @@ def main():
             ctrl[CTRL_N_STEPS], ctrl[CTRL_REFRESH], ctrl[CTRL_JUMPS] = n_steps, settings.refresh_every, jumps
             ctrl[CTRL_DENSE], ctrl[CTRL_SLICES] = int(dense), settings.axis_slices
             ctrl[CTRL_PAIR_SLICES] = settings.pair_slices
+            ctrl[CTRL_RADIAL_SLICES] = settings.radial_slices
             for _ in range(opts.calls):
                 starts = rng.integers(0, u.shape[0], k)
                 steps = step * np.exp(settings.step_jitter * rng.standard_normal(k))

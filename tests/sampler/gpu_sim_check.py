@@ -55,7 +55,7 @@ def compare_chains(k, cuda_kernels, prior, logl):
     # Two clusters, dense metric and jumps: every branch of the trajectory body runs on both targets.
     labels = (np.arange(40) % 2).astype(np.int64)
     geo = geometry.build(0.5 + 0.05 * gen.standard_normal((40, d)), labels, True)
-    ctrl = np.array([12, 4, 2, 1, 1, 1], np.int64)
+    ctrl = np.array([12, 4, 2, 1, 1, 1, 1], np.int64)
     results = []
     for name, advance in (("cpu", make_chain_kernel(k.value, k.value_and_grad)),
                           ("gpu", GpuChainKernel(cuda_kernels, prior.codes, prior.args, nchains, d))):

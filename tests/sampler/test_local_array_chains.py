@@ -59,7 +59,7 @@ def test_chain_kernel_and_evaluator_of_a_local_array_kernel_do_not_allocate(like
     advance = make_chain_kernel(k.value, k.value_and_grad)
     counted = {}
     for steps in (1, 40):
-        ctrl = np.array([steps, 5, 2, 1, 1, 1], np.int64)  # steps, refresh 5, 2 jumps, dense, 1 axis + 1 pair slice
+        ctrl = np.array([steps, 5, 2, 1, 1, 1, 1], np.int64)  # steps, refresh 5, 2 jumps, dense, 1 slice of each kind
         counted[steps] = _allocations(lambda: advance(u0, logl0, float(logl0.min()) - 1.0, np.full(nchains, 0.3),
                                                       ctrl, states, k.data, p.prior.codes, p.prior.args,
                                                       *geo.kernel_arrays(),
