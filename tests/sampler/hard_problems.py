@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 from scipy import special
 
-from heavy_tailed_modes import cauchy_mixture, rotated_cauchy
+from heavy_tailed_modes import cauchy_mixture, correlated_student, rotated_cauchy
 from problems import Problem
 from nestgrad.sampler.priors import Beta, Cauchy, Exponential, HalfNormal, LogUniform, Normal, Prior, Uniform
 
@@ -377,5 +377,8 @@ VARIANTS = {
     # Added 2026-11-28: a Cauchy product whose arms run along no coordinate axis (the axis slice moves follow the
     # metric's axes, which a symmetric star leaves at the coordinate axes)
     "rotated_cauchy6d": rotated_cauchy,
+    # Added 2026-11-28 (sixth session): elliptical heavy tails with the ill-conditioned Gaussian's shape (a
+    # multivariate Cauchy, axis ratio ~20, off the box's centre, 3% of its mass outside the box)
+    "student6d": correlated_student,
 }
 PROBLEMS.update(VARIANTS)

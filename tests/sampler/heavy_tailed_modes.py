@@ -1,7 +1,8 @@
 """Heavy tails beyond one axis-aligned Cauchy product, variants for ``hard_problems.VARIANTS``: a mixture of
 products of Cauchy distributions on a box prior, whose evidence and mode weights are exact (arctangents), and a
 product whose axes are rotated away from the coordinate axes (its star's arms run along no axis of the prior),
-whose evidence is a Monte Carlo integral of exact Cauchy draws. No number here comes from running nestgrad."""
+and a correlated multivariate Student-t (elliptical heavy tails), whose evidences are Monte Carlo integrals of
+exact draws. No number here comes from running nestgrad."""
 
 import functools
 import math
@@ -137,3 +138,68 @@ def rotated_cauchy(ndim=6, width=0.05, half_width=20.0, seed=3, draws=20_000_000
     logz = math.log(_rotated_box_mass(ndim, width, half_width, seed, draws)) - ndim * math.log(2 * half_width)
     return Problem(f"rotated_cauchy{ndim}d", names, _rotated_value, _rotated_value_and_grad,
                    (np.array([width]), rot), prior, logz=logz)
+
+
+@njit
+def _student_value(theta, data, scratch):
+    nu, log_norm, mean, precision = data[0][0], data[0][1], data[1], data[2]
+    d = theta.shape[0]
+    m = 0.0
+    for i in range(d):
+        acc = 0.0
+        for j in range(d):
+            acc += precision[i, j] * (theta[j] - mean[j])
+        m += (theta[i] - mean[i]) * acc
+    return log_norm - 0.5 * (nu + d) * math.log1p(m / nu)
+
+
+@njit
+def _student_value_and_grad(theta, data, grad_out, scratch):
+    nu, log_norm, mean, precision = data[0][0], data[0][1], data[1], data[2]
+    d = theta.shape[0]
+    m = 0.0
+    for i in range(d):
+        acc = 0.0
+        for j in range(d):
+            acc += precision[i, j] * (theta[j] - mean[j])
+        grad_out[i] = acc
+        m += (theta[i] - mean[i]) * acc
+    factor = -(nu + d) / (nu + m)
+    for i in range(d):
+        grad_out[i] *= factor
+    return log_norm - 0.5 * (nu + d) * math.log1p(m / nu)
+
+
+def box_mass_of_student(mean, chol, nu, half_width, draws, seed=0, chunk=1_000_000):
+    """P(x in the box) for x = mean + L z / sqrt(chi2_nu / nu), the exact multivariate Student-t draws."""
+    rng = np.random.default_rng(seed)
+    inside = 0
+    for start in range(0, draws, chunk):
+        n = min(chunk, draws - start)
+        x = mean + (rng.standard_normal((n, mean.size)) @ chol.T) / np.sqrt(rng.chisquare(nu, n) / nu)[:, None]
+        inside += int(np.count_nonzero(np.all(np.abs(x) < half_width, axis=1)))
+    return inside / draws
+
+
+@functools.lru_cache(maxsize=8)
+def _student_problem_arrays(ndim, nu, rho, scale_min, half_width, draws):
+    from hard_problems import ar1_covariance  # the correlated Gaussian's covariance, one definition
+
+    cov = ar1_covariance(ndim, rho, scale_min, 1.0)
+    chol = np.linalg.cholesky(cov)
+    mean = np.linspace(-1.0, 1.0, ndim)  # off the prior's centre, so the box cuts the tails unevenly
+    return mean, cov, box_mass_of_student(mean, chol, nu, half_width, draws)
+
+
+def correlated_student(ndim=6, nu=1.0, rho=0.95, scale_min=0.05, half_width=20.0, draws=20_000_000):
+    """A multivariate Student-t (nu = 1: the multivariate Cauchy) with the AR(1) covariance shape of the
+    ill-conditioned Gaussian tests, on U(-h, h)^d: elliptical contours with heavy tails, which the box cuts.
+    logZ = log P(x in the box) - d log(2h), the mass from ``draws`` exact draws."""
+    mean, cov, mass = _student_problem_arrays(ndim, nu, rho, scale_min, half_width, draws)
+    log_norm = (math.lgamma(0.5 * (nu + ndim)) - math.lgamma(0.5 * nu) - 0.5 * ndim * math.log(nu * math.pi)
+                - 0.5 * np.linalg.slogdet(cov)[1])
+    names = [f"x{i}" for i in range(ndim)]
+    prior = Prior({n: Uniform(-half_width, half_width) for n in names})
+    logz = math.log(mass) - ndim * math.log(2 * half_width)
+    return Problem(f"student{ndim}d_nu{nu:g}", names, _student_value, _student_value_and_grad,
+                   (np.array([nu, log_norm]), mean, np.linalg.inv(cov)), prior, logz=logz)
