@@ -24,7 +24,9 @@ chains between modes with the right odds. Then ``slices`` slice-sampling moves a
 of ``L_c``) and ``pair_slices`` along the difference of two live points of cluster c (drawn from the survivors the
 iteration began with, so the direction does not depend on where the chain is): the bracket is the line's chord
 through the cube, which every point of the line shares, shrunk towards ``u`` on each miss (Neal 2003), and a point
-is inside when it is in the cube, in region c and above the contour.
+is inside when it is in the cube, in region c and above the contour. Last, ``radial_slices`` slice moves along the
+line through cluster c's centre and ``u``, of the density ``|t|^(d-1)`` that polar coordinates about a fixed centre
+give that line: on a star-shaped contour they run along the arm the point is on.
 
 ``tests/sampler/test_invariance.py`` checks invariance by the shrinkage and insertion-rank tests. Every chain
 ends inside, so there is no final accept/reject.
