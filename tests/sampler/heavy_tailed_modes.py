@@ -141,7 +141,8 @@ def rotated_cauchy(ndim=6, width=0.05, half_width=20.0, seed=3, draws=20_000_000
 
 
 @njit
-def _student_value(theta, data, scratch):
+def _student(theta, data, grad_out, want_grad):
+    # log density, and its gradient into grad_out when want_grad (the value alone passes theta, never written)
     nu, log_norm, mean, precision = data[0][0], data[0][1], data[1], data[2]
     d = theta.shape[0]
     m = 0.0
@@ -149,25 +150,24 @@ def _student_value(theta, data, scratch):
         acc = 0.0
         for j in range(d):
             acc += precision[i, j] * (theta[j] - mean[j])
+        if want_grad:
+            grad_out[i] = acc
         m += (theta[i] - mean[i]) * acc
+    if want_grad:
+        factor = -(nu + d) / (nu + m)
+        for i in range(d):
+            grad_out[i] *= factor
     return log_norm - 0.5 * (nu + d) * math.log1p(m / nu)
 
 
 @njit
+def _student_value(theta, data, scratch):
+    return _student(theta, data, theta, False)
+
+
+@njit
 def _student_value_and_grad(theta, data, grad_out, scratch):
-    nu, log_norm, mean, precision = data[0][0], data[0][1], data[1], data[2]
-    d = theta.shape[0]
-    m = 0.0
-    for i in range(d):
-        acc = 0.0
-        for j in range(d):
-            acc += precision[i, j] * (theta[j] - mean[j])
-        grad_out[i] = acc
-        m += (theta[i] - mean[i]) * acc
-    factor = -(nu + d) / (nu + m)
-    for i in range(d):
-        grad_out[i] *= factor
-    return log_norm - 0.5 * (nu + d) * math.log1p(m / nu)
+    return _student(theta, data, grad_out, True)
 
 
 def box_mass_of_student(mean, chol, nu, half_width, draws, seed=0, chunk=1_000_000):
