@@ -62,12 +62,19 @@ def test_resume_of_the_finished_gpu_run_prints_the_stored_summary(runs):
 
 def test_gpu_backend_gives_the_cpu_backends_dead_points(runs):
     """Same seed, same path: the dead points agree to rounding (the CPU kernels are compiled with fast-math
-    reassociation, the simulator runs the same code in plain Python: 1e-13 relative measured)."""
+    reassociation, the simulator runs the same code in plain Python). Without the radial slice moves the two
+    stayed within 1e-13 relative over the whole run; with them the difference grows from 1e-14 in the first
+    100 dead points to 1e-9 and one 1.5e-7 in the last (a line through the centre and a point near it turns a
+    last-bit difference of the point into a larger one of the line's direction, which later chains inherit).
+    A different path would differ by O(1); that the kernels agree bit for bit is tested chain by chain
+    (tests/sampler/gpu_sim_check.py)."""
     gpu, cpu = (np.loadtxt(runs["folder"] / b / "gpu_sim_dead-birth.txt") for b in ("gpu", "cpu"))
     assert gpu.shape == cpu.shape and gpu.shape[0] > 100
     assert np.array_equal(np.isfinite(gpu), np.isfinite(cpu))
     finite = np.isfinite(cpu)
-    assert np.max(np.abs(gpu[finite] - cpu[finite]) / np.maximum(1.0, np.abs(cpu[finite]))) < 1e-10
+    difference = np.abs(np.where(finite, gpu, 0.0) - np.where(finite, cpu, 0.0))
+    relative = (difference / np.maximum(1.0, np.abs(np.where(finite, cpu, 0.0)))).max(axis=1)  # per dead point
+    assert relative[:100].max() < 1e-12 and relative.max() < 1e-5, relative
 
 
 @pytest.mark.device
