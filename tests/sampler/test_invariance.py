@@ -58,8 +58,8 @@ def test_shrinkage_and_insertion_rank_are_uniform(d):
 
 
 @pytest.mark.parametrize("move", ["radial_slices", "pair_slices"])
-def test_optional_slice_moves_keep_them_uniform(move):
-    """The slice moves that are off by default, two per refresh on top of the default moves."""
+def test_more_slice_moves_keep_them_uniform(move):
+    """Two radial slice moves per refresh (the default makes one), or two pair slice moves (off by default)."""
     p_shrink, p_rank = _pvalues(10, hmc={move: 2})
     assert p_shrink > 1e-3 and p_rank > 1e-3, (p_shrink, p_rank)
 
