@@ -7,6 +7,11 @@
   ``0.5 LogGamma(1, 1/3, 1/30) + 0.5 LogGamma(1, 2/3, 1/30)``, coordinate 1 ``0.5 N(1/3, 1/30) + 0.5 N(2/3,
   1/30)``, coordinates 2 .. d/2 ``LogGamma(1, 2/3, 1/30)`` and the rest ``N(2/3, 1/30)``: four modes with
   asymmetric, exponential-on-one-side tails; logZ is the product of each coordinate's mass inside [0, 1].
+* The hybrid Rosenbrock distribution (Pagani, Wiegand & Nadarajah 2022, one block): ``x0 ~ N(1, 1)``,
+  ``x_i | x0 ~ N(x0^2, 0.1^2)`` for ``i >= 1`` -- the 2-D Rosenbrock "banana" of dynesty's and PolyChord's examples
+  with every further coordinate bent along the same parabola: curved and ill-conditioned at once (the posterior's
+  local axis ratio is ~10-40 and its direction turns along the arc), so no single metric whitens it. Normalised,
+  so logZ is the box's share of its mass (1-D quadrature over x0) minus the box's log-volume.
 """
 
 import math
@@ -75,7 +80,8 @@ def funnel(ndim=5, v_half=9.0, x_half=20.0):
     prior = Prior({"v": Uniform(-v_half, v_half), **{n: Uniform(-x_half, x_half) for n in names[1:]}})
     problem = Problem(f"funnel{ndim}d", names, _funnel_value, _funnel_value_and_grad, (np.zeros(1),), prior,
                       logz=funnel_logz(ndim, v_half, x_half))
-    problem.v_mean, problem.v_sd = funnel_v_moments(ndim, v_half, x_half)
+    # The parameter whose posterior the tests check: index, mean and sd by quadrature.
+    problem.watched = (0, *funnel_v_moments(ndim, v_half, x_half))
     return problem
 
 
@@ -169,9 +175,65 @@ def loggamma(ndim=4):
     return problem
 
 
+# --- hybrid Rosenbrock ("banana") ---------------------------------------------------------------------------------
+
+_BANANA_SD = 0.1
+_BANANA_X0 = (-4.0, 6.0)      # x0's prior: +-5 of its standard deviations about its mean 1
+_BANANA_XI = (-1.0, 37.0)     # the other coordinates': x0^2 reaches 36 at x0's edge
+
+
+@njit
+def _banana_value(theta, data, scratch):
+    x0 = theta[0]
+    total = -0.5 * (x0 - 1.0) ** 2 - _HALF_LOG_2PI
+    x0sq = x0 * x0
+    for i in range(1, theta.shape[0]):
+        z = (theta[i] - x0sq) / _BANANA_SD
+        total += -0.5 * z * z - math.log(_BANANA_SD) - _HALF_LOG_2PI
+    return total
+
+
+@njit
+def _banana_value_and_grad(theta, data, grad_out, scratch):
+    x0 = theta[0]
+    x0sq = x0 * x0
+    grad0 = -(x0 - 1.0)
+    for i in range(1, theta.shape[0]):
+        r = (theta[i] - x0sq) / (_BANANA_SD * _BANANA_SD)
+        grad_out[i] = -r
+        grad0 += 2.0 * x0 * r
+    grad_out[0] = grad0
+    return _banana_value(theta, data, scratch)
+
+
+def banana_logz(ndim):
+    """log of the banana's mass inside the box, minus the log of the box's volume (1-D quadrature over x0)."""
+    lo, hi = _BANANA_XI
+
+    def mass(x0):
+        inside = special.ndtr((hi - x0 * x0) / _BANANA_SD) - special.ndtr((lo - x0 * x0) / _BANANA_SD)
+        return math.exp(-0.5 * (x0 - 1.0) ** 2) / math.sqrt(2 * math.pi) * inside ** (ndim - 1)
+
+    inside, _ = integrate.quad(mass, *_BANANA_X0, points=[1.0], limit=400, epsabs=0, epsrel=1e-12)
+    return math.log(inside) - math.log(_BANANA_X0[1] - _BANANA_X0[0]) - (ndim - 1) * math.log(hi - lo)
+
+
+def banana(ndim=5):
+    """The hybrid Rosenbrock distribution in ``ndim`` dimensions on U(-4, 6) x U(-1, 37)^(d-1)."""
+    names = [f"x{i}" for i in range(ndim)]
+    prior = Prior({"x0": Uniform(*_BANANA_X0), **{n: Uniform(*_BANANA_XI) for n in names[1:]}})
+    problem = Problem(f"banana{ndim}d", names, _banana_value, _banana_value_and_grad, (np.zeros(1),), prior,
+                      logz=banana_logz(ndim))
+    problem.watched = (0, 1.0, 1.0)  # x0's mean and sd: the box cuts its normal at +-5 sd (a 6e-7 share)
+    return problem
+
+
 PROBLEMS = {
     "funnel5d": funnel,
     "funnel10d": lambda: funnel(10),
     "loggamma4d": loggamma,
     "loggamma10d": lambda: loggamma(10),
+    "banana3d": lambda: banana(3),
+    "banana5d": banana,
+    "banana10d": lambda: banana(10),
 }
