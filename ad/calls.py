@@ -9,12 +9,16 @@ import ast
 import builtins
 import types as pytypes
 
-from . import external, parse, resolve, rules, sugar
+import numpy as np
+
+from . import external, parse, resolve, rules, special, sugar
 from .ir import Assign, Const, RuleCall
 from .restructure import restructure
 
 RET = "__return__"  # the environment entry holding a function's return value
 _MAX_INLINE_DEPTH = 32
+# numpy functions on numbers that mean a builtin or an ad.special function (np.maximum(a, b) is max(a, b))
+_NUMPY_SCALAR = {np.maximum: builtins.max, np.minimum: builtins.min, np.logaddexp: special.logaddexp}
 
 
 class CallsMixin:
@@ -25,6 +29,7 @@ class CallsMixin:
         if reduction:
             return sugar.lower_reduction(self, e, reduction)
         fn = self.resolve(e.func)
+        fn = _NUMPY_SCALAR.get(fn, fn) if isinstance(fn, np.ufunc) else fn
         rule = rules.user_rule(fn)
         if isinstance(rule, rules.AdjointRule):  # called, not inlined (external.py)
             return external.lower_call(self, e, fn, rule, discard=False)
@@ -55,7 +60,13 @@ class CallsMixin:
             for a in args[1:]:
                 result = self.assign(e, "call", [result, a], fn=name)
             return result
+        if fn is np.square:
+            self.check_nargs(e, label, args, 1)
+            return self.assign(e, "pow", [args[0], Const(2)])
         math_name = resolve.math_name(fn)
+        if math_name == "log" and len(args) == 2:  # math.log(x, base)
+            return self.assign(e, "div", [self.assign(e, "call", [args[0]], fn="log"),
+                                          self.assign(e, "call", [args[1]], fn="log")])
         if math_name is not None:
             self.check_nargs(e, label, args, rules.MATH_FUNCS[math_name])
             if math_name == "pow":

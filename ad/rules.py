@@ -34,7 +34,7 @@ MATH_FUNCS = {
     "exp": 1, "log": 1, "log1p": 1, "expm1": 1, "sqrt": 1, "pow": 2, "sin": 1, "cos": 1, "tan": 1,
     "tanh": 1, "sinh": 1, "cosh": 1, "asin": 1, "acos": 1, "atan": 1, "atan2": 2, "hypot": 2, "erf": 1,
     "erfc": 1, "lgamma": 1, "fabs": 1, "floor": 1, "ceil": 1, "trunc": 1, "isnan": 1, "isinf": 1,
-    "isfinite": 1, "log2": 1, "log10": 1,
+    "isfinite": 1, "log2": 1, "log10": 1, "asinh": 1, "acosh": 1, "atanh": 1, "gamma": 1,
 }
 # piecewise constant or boolean: the derivative is zero wherever it exists
 ZERO_DERIVATIVE = {"floor", "ceil", "trunc", "isnan", "isinf", "isfinite"}
@@ -43,7 +43,8 @@ NUMPY_ALIASES = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1",
                  "cos": "cos", "tan": "tan", "tanh": "tanh", "sinh": "sinh", "cosh": "cosh", "arctan": "atan",
                  "arcsin": "asin", "arccos": "acos", "arctan2": "atan2", "hypot": "hypot", "fabs": "fabs",
                  "abs": "fabs", "absolute": "fabs", "floor": "floor", "ceil": "ceil", "power": "pow",
-                 "log2": "log2", "log10": "log10", "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite"}
+                 "log2": "log2", "log10": "log10", "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
+                 "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh"}
 
 # written without conditional expressions: each would be a branch in the generated code, and numba's compile
 # time grows with (branches x variables)
@@ -76,6 +77,10 @@ ADJOINTS = {
     "asin": ("g * (1.0 / math.sqrt(1.0 - a * a))",),
     "acos": ("g * (-1.0 / math.sqrt(1.0 - a * a))",),
     "atan": ("g * (1.0 / (1.0 + a * a))",),
+    "asinh": ("g * (1.0 / math.sqrt(a * a + 1.0))",),
+    "acosh": ("g * (1.0 / math.sqrt(a * a - 1.0))",),
+    "atanh": ("g * (1.0 / (1.0 - a * a))",),
+    "gamma": ("g * (r * special.digamma(a))",),
     "atan2": ("g * (b / (a * a + b * b))", "g * (-a / (a * a + b * b))"),
     "hypot": ("g * (a / r if r != 0.0 else 0.0)", "g * (b / r if r != 0.0 else 0.0)"),
     "erf": (f"g * ({_TWO_OVER_SQRT_PI!r} * math.exp(-a * a))",),

@@ -1,5 +1,6 @@
-"""Reductions users write anyway -- ``np.sum(e)``, ``e.sum()``, ``np.dot(a, b)`` -- lowered into the loop they
-stand for, so they differentiate and compile exactly like the hand-written one:
+"""Reductions users write anyway -- ``np.sum(e)``, ``e.sum()``, ``np.dot(a, b)``, ``np.mean(e)``, ``e.mean()`` --
+lowered into the loop they stand for (a mean divides the sum by the trip count), so they differentiate and compile
+exactly like the hand-written one:
 
     total = np.sum(((y - a * x) / s) ** 2)      →     acc = 0.0
                                                       for k in range(y.shape[0]):
@@ -22,24 +23,22 @@ import numpy as np
 from . import resolve
 from .local_arrays import ArrayInfo
 
-REDUCTIONS = ("np.sum", "np.dot", ".sum()")
+REDUCTIONS = ("np.sum", "np.dot", "np.mean", ".sum()", ".mean()")
+_METHODS = {"sum": "method", "mean": "method_mean"}
 
 
 def reduction_kind(e, resolve):
-    """``'sum'`` or ``'dot'`` when the call ``e`` is one of the reductions, else None.  ``resolve``: the
-    lowerer's name lookup (a KernelError when the name is a local value)."""
+    """``'sum'``, ``'dot'``, ``'mean'``, ``'method'`` (``e.sum()``) or ``'method_mean'`` when the call ``e`` is one
+    of the reductions, else None.  ``resolve``: the lowerer's name lookup (a KernelError when the name is a local
+    value)."""
     f = e.func
-    if isinstance(f, ast.Attribute) and f.attr == "sum" and not _is_module_path(f.value, resolve):
-        return "method"
+    if isinstance(f, ast.Attribute) and f.attr in _METHODS and not _is_module_path(f.value, resolve):
+        return _METHODS[f.attr]
     try:
         fn = resolve(f)
     except Exception:  # a local's attribute: not ours, lowering reports it
         return None
-    if fn is np.sum:
-        return "sum"
-    if fn is np.dot:
-        return "dot"
-    return None
+    return {np.sum: "sum", np.dot: "dot", np.mean: "mean"}.get(fn) if callable(fn) else None
 
 
 def _is_module_path(e, resolve):
@@ -64,7 +63,8 @@ def scalar_argument_uses(fn_node, passes_arrays):
                     if not isinstance(a, ast.Name):
                         visit(a, in_reduction)
                 return
-            inside = in_reduction or (isinstance(node.func, ast.Attribute) and node.func.attr in ("sum", "dot"))
+            inside = in_reduction or (isinstance(node.func, ast.Attribute)
+                                      and node.func.attr in ("sum", "dot", "mean"))
             if isinstance(node.func, ast.Attribute):
                 visit(node.func.value, inside)
             for a in node.args:
@@ -165,13 +165,14 @@ def full_slice(p):
 
 def lower_reduction(low, e, kind):
     """Emit the loop for the reduction call ``e`` through ``low`` (a ``lower.Lowerer``); its result operand."""
-    if kind == "method":
-        if e.args:
-            raise low.unsupported(e, "`.sum()` takes no arguments in kernels (one axis, the whole 1-D operand)")
+    name = {"method": ".sum()", "method_mean": ".mean()", "sum": "np.sum", "mean": "np.mean"}.get(kind)
+    if kind in ("method", "method_mean"):
+        if e.args or e.keywords:
+            raise low.unsupported(e, f"`{name}` takes no arguments in kernels (one axis, the whole 1-D operand)")
         operand = e.func.value
-    elif kind == "sum":
-        if len(e.args) != 1:
-            raise low.unsupported(e, "np.sum takes one argument in kernels (no axis: sum a row `x[i, :]`)")
+    elif kind in ("sum", "mean"):
+        if len(e.args) != 1 or e.keywords:
+            raise low.unsupported(e, f"{name} takes one argument in kernels (no axis: reduce a row `x[i, :]`)")
         operand = e.args[0]
     else:
         if len(e.args) != 2:
@@ -192,4 +193,12 @@ def lower_reduction(low, e, kind):
         ast.copy_location(n, e)
     low.env[acc] = low.constant_of(e, 0.0)
     low.stmt(loop)
+    if kind in ("mean", "method_mean"):
+        mean = ast.BinOp(left=ast.Name(id=acc, ctx=ast.Load()), op=ast.Div(),
+                         right=ast.Call(func=ast.Name(id="float", ctx=ast.Load()), args=[ew.length], keywords=[]))
+        for n in ast.walk(mean):
+            ast.copy_location(n, e)
+        result = low.expr(mean)
+        low.env.pop(acc)
+        return result
     return low.env.pop(acc)

@@ -1,4 +1,4 @@
-"""``np.sum`` / ``.sum()`` / ``np.dot`` / rows and columns (ad/sugar.py): the same gradient as the hand-written
+"""``np.sum`` / ``.sum()`` / ``np.dot`` / ``np.mean`` / ``.mean()`` / rows and columns (ad/sugar.py): the same gradient as the hand-written
 loop, and the same as JAX's.  The corpus (kernels/reductions.py) runs them through finite differences, jit,
 float32, PTX and the CUDA simulator."""
 import numpy as np
@@ -9,7 +9,7 @@ from ad_test_kernels import numerics as nm
 from ad_test_kernels import reductions as red
 
 ARGS = {red.gauss_np_sum: red._gauss_args, red.linear_rows: red._linear_rows_args,
-        red.poisson_columns: red._poisson_columns_args}
+        red.poisson_columns: red._poisson_columns_args, red.means: red._means_args}
 
 
 @pytest.mark.parametrize("sugar, loop", red.HAND_WRITTEN, ids=lambda f: f.__name__)
@@ -39,7 +39,12 @@ def test_reductions_match_jax():
         def rows(theta, X, y):
             return -0.5 * jnp.sum((y - X @ theta) ** 2) - 0.01 * jnp.sum(theta ** 2)
 
-        for kernel, reference in ((red.gauss_np_sum, gauss), (red.linear_rows, rows)):
+        def means(theta, X, y):
+            a, b = theta[0], theta[1]
+            decay = jnp.exp(-a * jnp.arange(X.shape[1]))
+            return -0.5 * jnp.mean((y - a - b * X[:, 0]) ** 2) + jnp.sum(jnp.mean(X * b, axis=1)) * jnp.mean(decay)
+
+        for kernel, reference in ((red.gauss_np_sum, gauss), (red.linear_rows, rows), (red.means, means)):
             args = ARGS[kernel]()
             want_value, want = jax.value_and_grad(reference)(*(jnp.asarray(a) for a in args))
             got = np.full(args[0].shape, np.nan)

@@ -38,6 +38,7 @@ CASES = [
     ("attribute_assignment", "attribute_assign", (ast.Assign, ast.Attribute)),
     ("global_list", "global_list", (ast.Name, ast.Subscript)),
     ("global_dict", "global_dict", (ast.Name, ast.Subscript, ast.Constant)),
+    ("global_array", "global_array", (ast.Name, ast.Subscript)),
     ("nested_function", "nested_def", (ast.FunctionDef,)),
     ("try_except", "try", (ast.Try,)),
     ("iterate_over_array", "iterate_array", (ast.For, ast.Name)),
@@ -146,3 +147,10 @@ def test_user_mistakes_raise_kernel_error_with_position(name, text, wrt, where):
     if col is not None:
         assert err.col in (col, col + 1), str(err)
     assert str(err).startswith(f"mistake.py:{err.lineno}:{err.col}:")
+
+
+def test_module_level_array_is_named_and_the_fix_given():
+    """A module-level array read in the kernel (a constant table) is data: the message names it and says so."""
+    with pytest.raises(ad.UnsupportedError) as info:
+        ad.differentiate(bad.global_array, wrt="theta")
+    assert "'COEFFICIENTS' is a module-level value" in str(info.value) and "pass it as data" in str(info.value)

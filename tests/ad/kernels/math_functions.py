@@ -106,6 +106,33 @@ def _exp_log_family_args():
     return np.array([0.8, 1.4]), np.array([0.1, 0.25, 0.7, 1.1, 1.6, 2.2])
 
 
+def hyperbolic_inverse_gamma(theta, x):
+    a, b = theta[0], theta[1]
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += (math.asinh(a * x[i] - b) + math.acosh(1.0 + a * a + x[i]) + math.atanh(0.5 * b * x[i])
+              + math.gamma(a + x[i]) + math.log(b + x[i], 10.0) + math.log(a * x[i] + 1.0, b + 2.0))
+    return s
+
+
+def _hyperbolic_inverse_gamma_args():
+    return np.array([0.8, 0.9]), np.linspace(0.1, 1.5, 7)
+
+
+def numpy_on_numbers(theta, x):
+    # numpy functions applied to numbers mean their math/builtin/ad.special counterparts
+    a, b = theta[0], theta[1]
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += (np.square(a - x[i]) + np.maximum(a * x[i], b) + np.minimum(b, x[i]) + np.logaddexp(a, b * x[i])
+              + np.arcsinh(a * x[i]) + np.arccosh(1.0 + b * b) + np.arctanh(0.4 * a) + np.exp(-b) * np.sqrt(a))
+    return s
+
+
+def _numpy_on_numbers_args():
+    return np.array([0.7, 0.47]), np.linspace(0.05, 1.25, 7)  # no ties of the max and min terms
+
+
 CASES = [
     Case("trig_basic", trig_basic, _trig_args, tags=("sin", "cos", "tan")),
     Case("trig_inverse", trig_inverse, _trig_args, cuda=True, tags=("atan", "atan2", "hypot", "tanh")),
@@ -118,4 +145,8 @@ CASES = [
     Case("constants", constants, _constants_args, tags=("math.pi", "math.e")),
     Case("exp_log_family", exp_log_family, _exp_log_family_args,
          tags=("exp", "log", "log1p", "expm1", "sqrt", "fabs", "erf")),
+    Case("hyperbolic_inverse_gamma", hyperbolic_inverse_gamma, _hyperbolic_inverse_gamma_args, cuda=True,
+         tags=("asinh", "acosh", "atanh", "gamma", "math.log(x, base)")),
+    Case("numpy_on_numbers", numpy_on_numbers, _numpy_on_numbers_args, cuda=True,
+         tags=("np.square", "np.maximum", "np.minimum", "np.logaddexp", "np.arcsinh", "np.arccosh", "np.arctanh")),
 ]

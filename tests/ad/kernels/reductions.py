@@ -1,4 +1,4 @@
-"""``np.sum``, ``.sum()``, ``np.dot``, rows and columns, ``len``: sugar lowered to the loops they stand for
+"""``np.sum``, ``.sum()``, ``np.dot``, ``np.mean``, ``.mean()``, rows and columns, ``len``: sugar lowered to the loops they stand for
 (ad/sugar.py).  ``HAND_WRITTEN`` pairs each with the loop a user would write instead."""
 import math
 
@@ -94,15 +94,56 @@ def _weighted_args():
     return np.array([0.3, 1.2]), r.normal(size=9), r.uniform(0.5, 1.5, 9)
 
 
+def means(theta, X, y):
+    # np.mean of an expression with a broadcast parameter, .mean() of a row, np.mean of a local array
+    a, b = theta[0], theta[1]
+    n, m = X.shape[0], X.shape[1]
+    buf = np.empty(m)
+    for j in range(m):
+        buf[j] = math.exp(-a * j)
+    s = -0.5 * np.mean((y - a - b * X[:, 0]) ** 2)
+    for i in range(n):
+        s += (X[i, :] * b).mean() * np.mean(buf)
+    return s
+
+
+def means_loop(theta, X, y):
+    a, b = theta[0], theta[1]
+    n, m = X.shape[0], X.shape[1]
+    buf = np.empty(m)
+    for j in range(m):
+        buf[j] = math.exp(-a * j)
+    chi2 = 0.0
+    for i in range(n):
+        chi2 += (y[i] - a - b * X[i, 0]) ** 2
+    s = -0.5 * (chi2 / n)
+    for i in range(n):
+        r = 0.0
+        for j in range(m):
+            r += X[i, j] * b
+        sb = 0.0
+        for j in range(m):
+            sb += buf[j]
+        s += r / m * (sb / m)
+    return s
+
+
+def _means_args():
+    r = rng(43)
+    X = r.normal(size=(9, 4))
+    return np.array([0.6, -1.1]), X, 0.5 - X[:, 0] + 0.2 * r.normal(size=9)
+
+
 CASES = [
     Case("gauss_np_sum", gauss_np_sum, _gauss_args, cuda=True, tags=("np.sum", "len", "scalar broadcast")),
     Case("linear_rows", linear_rows, _linear_rows_args, cuda=True, tags=("np.dot", "row x[i, :]", ".sum()")),
     Case("poisson_columns", poisson_columns, _poisson_columns_args,
          tags=("column x[:, j]", "element-wise math", "np.sum")),
+    Case("means", means, _means_args, cuda=True, tags=("np.mean", ".mean()", "column x[:, j]", "local array")),
     Case("weighted_mean_helper", weighted_mean_helper, _weighted_args,
          tags=("np.dot", "np.sum", "helper", "nested reduction")),
 ]
 
 # (sugar kernel, the hand-written loop it stands for)
 HAND_WRITTEN = [(gauss_np_sum, gauss_loop), (linear_rows, linear_rows_loop),
-                (poisson_columns, poisson_columns_loop)]
+                (poisson_columns, poisson_columns_loop), (means, means_loop)]

@@ -10,6 +10,7 @@ import numpy as np
 
 WEIGHTS = [0.5, 1.5]
 STATE = {"scale": 2.0}
+COEFFICIENTS = np.array([0.5, 1.5, -0.25])
 
 
 def write_into_data(theta, x):
@@ -33,12 +34,12 @@ def write_into_active(theta, x):
 def no_rule_numpy_ufunc(theta, x):
     s = 0.0
     for i in range(x.shape[0]):
-        s += np.arcsinh(theta[0] * x[i])  # <- ufunc_call
+        s += np.cbrt(theta[0] * x[i])  # <- ufunc_call
     return s
 
 
 def no_rule_c_function(theta, x):
-    return math.gamma(theta[0]) + x[0]  # <- c_call
+    return math.copysign(theta[0], x[0]) + x[0]  # <- c_call
 
 
 def numpy_random(theta, x):
@@ -127,6 +128,10 @@ def attribute_assignment(theta, x):
 
 def global_list(theta, x):
     return theta[0] * x[0] + WEIGHTS[1]  # <- global_list
+
+
+def global_array(theta, x):
+    return theta[0] * COEFFICIENTS[1] + x[0]  # <- global_array
 
 
 def global_dict(theta, x):
