@@ -21,6 +21,9 @@ from .exit_gc import freeze_at_exit
 
 EXIT_CONFIG, EXIT_GRADIENT, EXIT_RANK, EXIT_INTERRUPTED = 2, 3, 4, 130
 QUICK_CHECK_POINTS = 4
+# Prior draws searched for points with a finite logL to check the gradient at (a likelihood that is -inf on most
+# of the prior, e.g. a model defined on a small region, has none among the first few draws).
+CHECK_SEARCH_DRAWS = 100_000
 # OSErrors that mean "this file cannot be written here" (space, quota, size limit, permissions): reported as
 # one message naming the file; any other OSError is a bug worth its traceback.
 WRITE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
@@ -174,7 +177,10 @@ def cmd_run(args) -> int:
     report = None
     if not args.no_check:
         report = gradient_check(problem, QUICK_CHECK_POINTS, seed=0)
-        if not report.ok:
+        if report is None:  # sampling says what to do when too few draws are finite
+            print(f"nestgrad: note: the log-likelihood is not finite at any of {CHECK_SEARCH_DRAWS} prior draws, "
+                  f"so the gradient could not be checked", file=sys.stderr)
+        elif not report.ok:
             print(str(report), file=sys.stderr)
             print(f"nestgrad: error: the gradient of {_kernel_name(config)} disagrees with finite differences "
                   f"(table above); fix the kernel, or pass --no-check to sample anyway", file=sys.stderr)
@@ -334,12 +340,23 @@ def _kernel_name(config) -> str:
 
 
 def gradient_check(problem, n: int, seed: int):
-    """`Likelihood.check_gradient` at n points drawn from the config's prior (not the built-in default)."""
+    """`Likelihood.check_gradient` at the first n draws from the config's prior (not the built-in default) where
+    the log-likelihood is finite, searched among up to ``CHECK_SEARCH_DRAWS`` draws; None when there is none."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    thetas = problem.prior.transform(rng.uniform(size=(n, len(problem.params))))
-    return problem.likelihood.check_gradient(thetas=thetas, n=n)
+    ndim = len(problem.params)
+    found, drawn, batch = [], 0, n
+    while sum(len(f) for f in found) < n and drawn < CHECK_SEARCH_DRAWS:
+        thetas = problem.prior.transform(rng.uniform(size=(batch, ndim)))
+        finite = np.isfinite(problem.likelihood.logl(thetas))
+        found.append(thetas[finite])
+        drawn += batch
+        batch = min(max(4 * batch, 1024), CHECK_SEARCH_DRAWS - drawn)
+    thetas = np.concatenate(found)[:n]
+    if thetas.shape[0] == 0:
+        return None
+    return problem.likelihood.check_gradient(thetas=thetas, n=thetas.shape[0])
 
 
 # ------------------------------------------------------------------------------------------ check / plot
@@ -352,6 +369,11 @@ def cmd_check(args) -> int:
     config = _with_overrides(cfg.load(args.config), args)
     problem = cfg.build(config)
     report = gradient_check(problem, args.n, seed=args.seed)
+    if report is None:
+        print(f"nestgrad: error: the log-likelihood of {_kernel_name(config)} is not finite (NaN or +-inf) at any of "
+              f"{CHECK_SEARCH_DRAWS} draws from the prior: there is no point to check the gradient at; check the "
+              f"kernel and the prior ranges against the likelihood's support", file=sys.stderr)
+        return EXIT_GRADIENT
     print(str(report))
     print(f"gradient check of {_kernel_name(config)}: {'OK' if report.ok else 'FAILED'}")
     return 0 if report.ok else EXIT_GRADIENT

@@ -44,7 +44,7 @@ _MAX_INITIAL_DRAW_ROUNDS = 1000
 
 
 class NaNLikelihoodWarning(UserWarning):
-    """More than a negligible share of likelihood evaluations returned NaN or inf."""
+    """More than a negligible share of likelihood evaluations returned NaN."""
 
 
 class SamplerError(ValueError):
@@ -256,7 +256,7 @@ class NestedSampler:
             logl = np.empty(n)
             self._evaluate(theta, self.kernels.data, np.empty((n, d), dtype), self._workspace.scratch[0], logl)
             drawn += n
-            nan += int(np.count_nonzero(~np.isfinite(logl)))
+            nan += int(np.count_nonzero(np.isnan(logl)))  # -inf is a zero likelihood, written on purpose
             ok = np.isfinite(logl) | (logl == np.inf)
             us.append(u[ok]), thetas.append(theta[ok]), logls.append(logl[ok])
             have += int(ok.sum())
@@ -440,7 +440,7 @@ class NestedSampler:
                           stacklevel=3)
         if results.nan_fraction > NAN_WARNING_FRACTION:
             warnings.warn(f"{results.nnan} of {results.nlike} likelihood evaluations ({100 * results.nan_fraction:.2g}%) "
-                          f"returned NaN or inf; they count as zero likelihood (outside every contour). If the "
+                          f"returned NaN; they count as zero likelihood (outside every contour). If the "
                           f"likelihood should be finite there, check the kernel and the prior ranges.",
                           NaNLikelihoodWarning, stacklevel=3)
         return results

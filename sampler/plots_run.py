@@ -31,7 +31,7 @@ def run_plot(results, seed: int = 0):
     nnan = int(getattr(results, "nnan", 0) or 0)
     if nnan:
         share = 100.0 * nnan / max(int(results.nlike), 1)
-        axes[0].set_title(f"{nnan} likelihood values were NaN/inf ({share:.2g}% of {results.nlike}), "
+        axes[0].set_title(f"{nnan} likelihood values were NaN ({share:.2g}% of {results.nlike}), "
                           f"counted as zero likelihood", fontsize=9, color="firebrick")
 
     axes[1].plot(x, logl, color=POSTERIOR_COLOR, lw=1.2)

@@ -33,7 +33,7 @@ class Results:
     independent posterior samples behind its posterior mean (``sampler.genealogy``: Kish's ESS where chains
     forget their start points, less where they do not); ``ess``: the smallest of those and of logL's own;
     ``samples`` has that many rows.
-    ``nnan``: likelihood evaluations that returned NaN/inf. ``clusters``: posterior modes with their ``mass``
+    ``nnan``: likelihood evaluations that returned NaN (-inf, a zero likelihood, is not counted). ``clusters``: posterior modes with their ``mass``
     and local ``logz``. ``wall_time``: seconds spent sampling, over every session of a resumed run (no compile
     time, no output); ``mpi``: for a run over MPI ranks, per rank (lists, rank 0 first) the ``chains`` run,
     ``busy_seconds`` in chains and likelihood calls, ``waiting_seconds`` blocked on other ranks, ``wall_seconds``
@@ -72,7 +72,7 @@ class Results:
 
     @property
     def nan_fraction(self) -> float:
-        """Share of likelihood evaluations that returned NaN or inf (counted as outside every contour)."""
+        """Share of likelihood evaluations that returned NaN (counted as outside every contour)."""
         return self.nnan / max(self.nlike, 1)
 
     def summary(self) -> str:
@@ -100,7 +100,7 @@ class Results:
         lines.append(f"  {len(self.dead.logl)} dead points, {len(self.samples)} equal-weight samples"
                      + (f" (effective sample size {self.ess:.0f})" if self.ess is not None else ""))
         if self.nnan:
-            lines.append(f"  {self.nnan} likelihood evaluations ({100 * self.nan_fraction:.2g}%) returned NaN or inf "
+            lines.append(f"  {self.nnan} likelihood evaluations ({100 * self.nan_fraction:.2g}%) returned NaN "
                          f"and were treated as zero likelihood")
         if len(self.clusters) > 1:
             parts = ", ".join(f"{100 * c['mass']:.1f}%" for c in self.clusters)

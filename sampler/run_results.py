@@ -11,7 +11,7 @@ from . import geometry as geo
 from .clustering import MIN_SIZE
 from .results import DeadPoints, Results
 
-NAN_WARNING_FRACTION = 1e-3  # warn when more than this share of likelihood values were NaN/inf
+NAN_WARNING_FRACTION = 1e-3  # warn when more than this share of likelihood values were NaN
 MIN_MODE_MASS = 0.01  # a reported posterior mode holds at least this share of the posterior mass
 
 

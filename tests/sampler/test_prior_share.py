@@ -4,6 +4,7 @@ truncated to 0.24% of a 5-D prior reported 0.025 against a seed-to-seed scatter 
 seeds); with it, rms 1.04."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from scipy import stats
 
 from hard_problems import boxed_gaussian
 from nestgrad.sampler import NestedSampler
+from nestgrad.sampler.nested_sampler import NaNLikelihoodWarning
 from nestgrad.sampler.run_results import prior_share_error
 
 
@@ -23,11 +25,14 @@ def test_the_share_error_is_the_spread_of_log_binomial_shares():
     assert prior_share_error(0.0, 1000) == 0.0
 
 
-# Every run warns that most likelihood values were -inf: that is this problem, not a fault.
-@pytest.mark.filterwarnings("ignore::nestgrad.sampler.nested_sampler.NaNLikelihoodWarning")
 def test_error_of_a_mostly_infinite_likelihood_matches_the_scatter_over_seeds():
     problem = boxed_gaussian()
-    results = [NestedSampler(problem, problem.prior, nlive=200, seed=s).run(progress=False) for s in range(12)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = [NestedSampler(problem, problem.prior, nlive=200, seed=s).run(progress=False) for s in range(12)]
+    # -inf is a zero likelihood the kernel returns on purpose: not counted or warned about as NaN (it once was:
+    # every run of this problem warned that ~99% of its values were bad)
+    assert all(r.nnan == 0 for r in results) and not any(w.category is NaNLikelihoodWarning for w in caught)
     logz = np.array([r.logz for r in results])
     err = np.array([r.logz_err for r in results])
     assert all(r.logz_err_prior_share > r.logz_err_shrinkage for r in results)  # the larger part here
