@@ -33,6 +33,10 @@ class CallsMixin:
         rule = rules.user_rule(fn)
         if isinstance(rule, rules.AdjointRule):  # called, not inlined (external.py)
             return external.lower_call(self, e, fn, rule, discard=False)
+        if fn is np.where:  # on numbers: the conditional expression
+            if len(e.args) != 3 or e.keywords:
+                raise self.err(e, "np.where takes three arguments in kernels: np.where(condition, a, b) on numbers")
+            return self.ifexp(ast.copy_location(ast.IfExp(test=e.args[0], body=e.args[1], orelse=e.args[2]), e))
         args = [self.expr(a) for a in e.args]
         label = resolve.dotted(e.func)
         if isinstance(rule, rules.FunctionRule) and not isinstance(fn, pytypes.FunctionType):
@@ -63,6 +67,9 @@ class CallsMixin:
         if fn is np.square:
             self.check_nargs(e, label, args, 1)
             return self.assign(e, "pow", [args[0], Const(2)])
+        if fn is np.clip:  # on numbers: min(max(a, low), high)
+            self.check_nargs(e, label, args, 3)
+            return self.assign(e, "call", [self.assign(e, "call", args[:2], fn="max"), args[2]], fn="min")
         math_name = resolve.math_name(fn)
         if math_name == "log" and len(args) == 2:  # math.log(x, base)
             return self.assign(e, "div", [self.assign(e, "call", [args[0]], fn="log"),

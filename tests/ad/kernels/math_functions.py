@@ -125,7 +125,8 @@ def numpy_on_numbers(theta, x):
     s = 0.0
     for i in range(x.shape[0]):
         s += (np.square(a - x[i]) + np.maximum(a * x[i], b) + np.minimum(b, x[i]) + np.logaddexp(a, b * x[i])
-              + np.arcsinh(a * x[i]) + np.arccosh(1.0 + b * b) + np.arctanh(0.4 * a) + np.exp(-b) * np.sqrt(a))
+              + np.arcsinh(a * x[i]) + np.arccosh(1.0 + b * b) + np.arctanh(0.4 * a) + np.exp(-b) * np.sqrt(a)
+              + np.where(a > x[i], a * x[i], b * b) + np.clip(a * x[i], 0.2, 0.6))
     return s
 
 
@@ -148,5 +149,6 @@ CASES = [
     Case("hyperbolic_inverse_gamma", hyperbolic_inverse_gamma, _hyperbolic_inverse_gamma_args, cuda=True,
          tags=("asinh", "acosh", "atanh", "gamma", "math.log(x, base)")),
     Case("numpy_on_numbers", numpy_on_numbers, _numpy_on_numbers_args, cuda=True,
-         tags=("np.square", "np.maximum", "np.minimum", "np.logaddexp", "np.arcsinh", "np.arccosh", "np.arctanh")),
+         tags=("np.square", "np.maximum", "np.minimum", "np.logaddexp", "np.arcsinh", "np.arccosh", "np.arctanh",
+               "np.where", "np.clip")),
 ]
