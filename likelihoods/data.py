@@ -151,6 +151,24 @@ def shape_problem(name, array, use):
     return None
 
 
+def nonfinite_messages(kernel, prepared):
+    """A message for each data argument (in kernel order, ``prepared`` as :func:`prepare` returns them) holding
+    NaN or inf: the kernel reads them as they are, so the log-likelihood is NaN wherever it uses one."""
+    out = []
+    for name, array in zip(kernel.arg_names[1:], prepared):
+        array = np.asarray(array)
+        if array.dtype.kind != "f":
+            continue
+        bad = ~np.isfinite(array)
+        if bad.any():
+            first = tuple(int(i) for i in np.argwhere(bad)[0]) if array.ndim else ()
+            at = f" (the first at index {first[0] if len(first) == 1 else first})" if first else ""
+            out.append(f"data key {name!r}: {int(bad.sum())} of {array.size} values are NaN or inf{at}; the "
+                       f"kernel {kernel.name!r} reads them as they are, so the log-likelihood is NaN (zero "
+                       f"likelihood) wherever it uses one")
+    return out
+
+
 def load_all(data, base_dir=None):
     """Read every file-valued entry once: ``{key: array}`` (other values pass through ``load_value``)."""
     return {key: load_value(key, value, base_dir) for key, value in (data or {}).items()}

@@ -5,12 +5,16 @@ import warnings
 import numpy as np
 
 from . import backends, bounds, derivatives, gradcheck, kernel_source, kernel_use
-from .data import load_all, prepare
+from .data import load_all, nonfinite_messages, prepare
 from .errors import LikelihoodError, ParamsError
 
 
 class UnusedParameterWarning(UserWarning):
     """``params`` names a parameter the kernel never reads (its posterior will just be its prior)."""
+
+
+class NonFiniteDataWarning(UserWarning):
+    """A data array holds NaN or inf (a kernel that reads one returns NaN: zero likelihood there)."""
 
 GPU_DEFAULT_DTYPE = "float32"
 
@@ -104,6 +108,9 @@ class Likelihood:
         loaded = load_all(data, data_dir)
         self.data = prepare(kernel, loaded, self.dtype, use=self.use)
         self._data64 = prepare(kernel, loaded, np.float64, use=self.use)  # for checks, always in float64
+        for message in nonfinite_messages(kernel, self._data64):
+            self.warnings.append(message)
+            warnings.warn(message, NonFiniteDataWarning, stacklevel=4)
         bounds.check(kernel, self.use, self._data64, self.params, self._probe_points)
         probe = np.zeros(self.ndim, dtype=self.dtype)
         self.scratch_size = int(derivative.scratch_size(probe, *self.data)) if derivative.needs_scratch else 0

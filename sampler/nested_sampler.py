@@ -263,8 +263,10 @@ class NestedSampler:
             if have >= n:
                 break
         else:
-            raise SamplerError(f"fewer than {n} of {drawn} prior draws have a finite log-likelihood: check the "
-                               f"prior ranges against the likelihood's support")
+            why = (f"{nan} of them NaN: check the kernel, and the data for NaN (a warning names a data array "
+                   f"holding any)" if nan else "the rest -inf: check the prior ranges against the likelihood's "
+                   f"support")
+            raise SamplerError(f"fewer than {n} of {drawn} prior draws have a finite log-likelihood ({why})")
         u, theta, logl = (np.concatenate(a)[:n] for a in (us, thetas, logls))
         if np.any(logl == np.inf):
             raise SamplerError("the log-likelihood returned +inf at a prior draw")

@@ -54,4 +54,5 @@ def test_a_likelihood_never_finite_is_named_not_blamed_on_the_gradient(folder, c
     assert main(["run", str(config), "--quiet", "--out", str(folder / "run")]) != 0
     err = capsys.readouterr().err
     assert "disagrees" not in err and "could not be checked" in err and "have a finite log-likelihood" in err, err
+    assert "of them NaN: check the kernel, and the data for NaN" in err, err
     assert "Traceback" not in err

@@ -1,11 +1,13 @@
 """Data loading, shape checks against the kernel's indexing, casting, and kernel file references."""
 
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
 
 from nestgrad.likelihoods import DataError, Likelihood, LikelihoodError
+from nestgrad.likelihoods.likelihood import NonFiniteDataWarning
 from nestgrad.likelihoods.builtin import gaussian4d
 
 KERNEL = textwrap.dedent('''
@@ -74,6 +76,21 @@ def test_index_data_stays_integer_and_float_data_is_cast(kernel_file):
                           backend="cpu", dtype="float32")
     theta = np.array([[1.5, 0.3], [2.0, 1.0]], dtype=np.float32)
     assert np.allclose(compiled.logl(theta), L.logl(theta), rtol=1e-5)
+
+
+def test_nan_in_data_is_named_with_its_count_and_first_index(kernel_file):
+    """NaN data make the likelihood NaN wherever the kernel reads them; before this warning a run only said that
+    too few prior draws had a finite likelihood, and blamed the prior ranges."""
+    x, y = _data()
+    y[[2, 4]] = np.nan
+    with pytest.warns(NonFiniteDataWarning, match=r"data key 'y': 2 of 6 values are NaN or inf \(the first at index 2\)"):
+        L = Likelihood((kernel_file, "line"), ["a", "b"], {"x": x, "y": y, "idx": np.arange(6), "scale": 2},
+                       backend="python")
+    assert np.isnan(L.logl(np.array([[1.5, 0.3]])))[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NonFiniteDataWarning)  # finite data: no warning
+        Likelihood((kernel_file, "line"), ["a", "b"], {"x": x, "y": np.nan_to_num(y), "idx": np.arange(6),
+                                                      "scale": 2}, backend="python")
 
 
 def test_wrong_dimensions_name_the_key_and_the_kernel_line(kernel_file):
