@@ -14,7 +14,7 @@ from . import builtin
 from .errors import DataError, KernelIndexError, LikelihoodError, ParamsError
 from .gradcheck import GradientReport
 from .kernels import CpuKernels, CudaKernels
-from .likelihood import Likelihood, UnusedParameterWarning
+from .likelihood import Likelihood, NonFiniteDataWarning, UnusedParameterWarning
 
 __all__ = ["CpuKernels", "CudaKernels", "DataError", "GradientReport", "KernelIndexError", "Likelihood",
-           "LikelihoodError", "ParamsError", "UnusedParameterWarning", "builtin"]
+           "LikelihoodError", "NonFiniteDataWarning", "ParamsError", "UnusedParameterWarning", "builtin"]
