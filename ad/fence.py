@@ -146,6 +146,9 @@ class _Checker:
                 self.fail(s, f"augmented assignment `{_opname(s.op)}=` is not supported: use += -= *= /= **= //= %=")
             self.expr(s.value)
         elif isinstance(s, ast.For):
+            advice = _iteration_advice(s)
+            if advice:
+                self.fail(s.iter, advice)
             if not isinstance(s.target, ast.Name):
                 self.fail(s.target, "the loop variable must be a single name: `for i in range(n)`")
             it = s.iter
@@ -283,6 +286,28 @@ def _mentions_random(e):
             return True
         e = e.value
     return isinstance(e, ast.Name) and e.id == "random"
+
+
+def _iteration_advice(loop):
+    """The index loop to write instead of iterating over arrays (``for v in x``, ``enumerate(x)``, ``zip(x, y)``),
+    spelled with the user's own names; None for other loops."""
+    it, target = loop.iter, loop.target
+    names = [t.id for t in target.elts] if isinstance(target, ast.Tuple) else [getattr(target, "id", "v")]
+    names = [n if isinstance(n, str) else "v" for n in names]
+    call = isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+    if isinstance(it, ast.Name):
+        arrays, index, values = [it.id], "i", names[:1]
+    elif call and it.func.id == "enumerate" and len(it.args) == 1 and isinstance(it.args[0], ast.Name) \
+            and len(names) == 2:
+        arrays, index, values = [it.args[0].id], names[0], names[1:]
+    elif call and it.func.id == "zip" and it.args and all(isinstance(a, ast.Name) for a in it.args) \
+            and len(names) == len(it.args):
+        arrays, index, values = [a.id for a in it.args], "i", names
+    else:
+        return None
+    reads = "; ".join(f"{v} = {a}[{index}]" for v, a in zip(values, arrays))
+    return (f"loops run over indices, not over arrays: write `for {index} in range({arrays[0]}.shape[0]):` and "
+            f"read `{reads}` in the body")
 
 
 def _opname(op):

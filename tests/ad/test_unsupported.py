@@ -42,6 +42,8 @@ CASES = [
     ("nested_function", "nested_def", (ast.FunctionDef,)),
     ("try_except", "try", (ast.Try,)),
     ("iterate_over_array", "iterate_array", (ast.For, ast.Name)),
+    ("enumerate_over_array", "enumerate_array", (ast.Call,)),
+    ("zip_over_arrays", "zip_arrays", (ast.Call,)),
     ("array_slice", "slice", (ast.Slice, ast.Subscript)),
     ("keyword_argument", "keyword_call", (ast.Call, ast.keyword)),
     ("global_statement", "global_stmt", (ast.Global,)),
@@ -154,3 +156,13 @@ def test_module_level_array_is_named_and_the_fix_given():
     with pytest.raises(ad.UnsupportedError) as info:
         ad.differentiate(bad.global_array, wrt="theta")
     assert "'COEFFICIENTS' is a module-level value" in str(info.value) and "pass it as data" in str(info.value)
+
+
+@pytest.mark.parametrize("name, loop, reads", [
+    ("iterate_over_array", "for i in range(x.shape[0]):", "v = x[i]"),
+    ("enumerate_over_array", "for i in range(x.shape[0]):", "xi = x[i]"),
+    ("zip_over_arrays", "for i in range(x.shape[0]):", "xi = x[i]; yi = y[i]")])
+def test_loops_over_arrays_get_the_index_loop_to_write(name, loop, reads):
+    with pytest.raises(ad.UnsupportedError) as info:
+        ad.differentiate(getattr(bad, name), wrt="theta")
+    assert f"write `{loop}` and read `{reads}` in the body" in str(info.value), str(info.value)

@@ -160,6 +160,20 @@ def iterate_over_array(theta, x):
     return s
 
 
+def enumerate_over_array(theta, x, y):
+    s = 0.0
+    for i, xi in enumerate(x):  # <- enumerate_array
+        s += xi * theta[0] + y[i]
+    return s
+
+
+def zip_over_arrays(theta, x, y):
+    s = 0.0
+    for xi, yi in zip(x, y):  # <- zip_arrays
+        s += (yi - theta[0] * xi) ** 2
+    return s
+
+
 def array_slice(theta, x):
     return theta[0] * x[1:3][0]  # <- slice
 
