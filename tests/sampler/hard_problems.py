@@ -380,5 +380,7 @@ VARIANTS = {
     # Added 2026-11-28 (sixth session): elliptical heavy tails with the ill-conditioned Gaussian's shape (a
     # multivariate Cauchy, axis ratio ~20, off the box's centre, 3% of its mass outside the box)
     "student6d": correlated_student,
+    # Added 2026-11-28 (seventh session): the same shape with lighter tails (Student-t, nu = 3)
+    "student6d_nu3": lambda: correlated_student(6, nu=3.0),
 }
 PROBLEMS.update(VARIANTS)

@@ -217,7 +217,7 @@ def test_heavy_tailed_cauchy_over_seeds():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [
     "cauchy6d_w001", "cauchy10d", "mixture10d_4modes", "floor_peak5d", "ignored8d_families", "wedding_cake4d", "boxed5d",
-    "crossed4d", "student6d"])
+    "crossed4d", "student6d", "student6d_nu3"])
 def test_held_out_variants_over_seeds(name):
     """Problems of the same classes with other widths, dimensions and mode counts (hard_problems.VARIANTS),
     written as an outsider's held-out set would be: a narrower Cauchy core (its star-shaped contour was split into
@@ -229,7 +229,8 @@ def test_held_out_variants_over_seeds(name):
     likelihood clipped to a floor over 99.9% of the prior (every live point tied: rms pull 5.35 before the live
     set widened on plateaus), six ignored parameters of six prior families, the wedding cake, and a likelihood
     that is -inf on 99.8% of the prior (its error left out the spread of that share: rms pull 2.13), two modes
-    each correlated its own way (rho +0.95 and -0.95), and a correlated multivariate Cauchy the box cuts.
+    each correlated its own way (rho +0.95 and -0.95), and a correlated multivariate Cauchy the box cuts (and
+    its Student-t sibling with nu = 3).
     The mean pull is bounded too: a bias of one error bar can hide under an rms pull below 1.5."""
     problem = VARIANTS[name]()
     results, pull, logz, err = pulls(problem, SEEDS)
