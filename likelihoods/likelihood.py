@@ -16,6 +16,7 @@ class UnusedParameterWarning(UserWarning):
 class NonFiniteDataWarning(UserWarning):
     """A data array holds NaN or inf (a kernel that reads one returns NaN: zero likelihood there)."""
 
+
 GPU_DEFAULT_DTYPE = "float32"
 
 
