@@ -292,8 +292,10 @@ def _iteration_advice(loop):
     """The index loop to write instead of iterating over arrays (``for v in x``, ``enumerate(x)``, ``zip(x, y)``),
     spelled with the user's own names; None for other loops."""
     it, target = loop.iter, loop.target
-    names = [t.id for t in target.elts] if isinstance(target, ast.Tuple) else [getattr(target, "id", "v")]
-    names = [n if isinstance(n, str) else "v" for n in names]
+    parts = target.elts if isinstance(target, ast.Tuple) else [target]
+    if not all(isinstance(t, ast.Name) for t in parts):
+        return None  # nested targets: the plain message about loop variables
+    names = [t.id for t in parts]
     call = isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
     if isinstance(it, ast.Name):
         arrays, index, values = [it.id], "i", names[:1]

@@ -38,7 +38,8 @@ MATH_FUNCS = {
 }
 # piecewise constant or boolean: the derivative is zero wherever it exists
 ZERO_DERIVATIVE = {"floor", "ceil", "trunc", "isnan", "isinf", "isfinite"}
-# numpy ufunc name -> math name (np.exp(x) on a scalar in a kernel means math.exp)
+# numpy ufunc name -> math name (np.exp(x) on a scalar in a kernel means math.exp); the numpy functions that
+# mean a builtin, an ad.special function or another construct (np.maximum, np.where, ...) are in calls.py
 NUMPY_ALIASES = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "sin": "sin",
                  "cos": "cos", "tan": "tan", "tanh": "tanh", "sinh": "sinh", "cosh": "cosh", "arctan": "atan",
                  "arcsin": "asin", "arccos": "acos", "arctan2": "atan2", "hypot": "hypot", "fabs": "fabs",

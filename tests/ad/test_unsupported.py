@@ -44,6 +44,7 @@ CASES = [
     ("iterate_over_array", "iterate_array", (ast.For, ast.Name)),
     ("enumerate_over_array", "enumerate_array", (ast.Call,)),
     ("zip_over_arrays", "zip_arrays", (ast.Call,)),
+    ("enumerate_zip_nested_target", "nested_loop_target", (ast.Tuple,)),
     ("array_slice", "slice", (ast.Slice, ast.Subscript)),
     ("keyword_argument", "keyword_call", (ast.Call, ast.keyword)),
     ("global_statement", "global_stmt", (ast.Global,)),

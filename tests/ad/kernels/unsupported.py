@@ -174,6 +174,13 @@ def zip_over_arrays(theta, x, y):
     return s
 
 
+def enumerate_zip_nested_target(theta, x, y):
+    s = 0.0
+    for i, (xi, yi) in enumerate(zip(x, y)):  # <- nested_loop_target
+        s += (yi - theta[0] * xi) ** 2
+    return s
+
+
 def array_slice(theta, x):
     return theta[0] * x[1:3][0]  # <- slice
 
