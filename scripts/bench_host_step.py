@@ -1,8 +1,8 @@
 """The host's work per nested-sampling iteration, apart from the chains: what a GPU run pays on the CPU every
 iteration (selection, live-set arrays, clustering, geometry, adaptation) at large nlive.
 
-Runs ``--iterations`` iterations of a built-in problem on the CPU backend (kernel compiled first, not timed) and
-splits each ``nested.step`` into the chain kernel's call and the rest. Run it at two commits (e.g. from two
+Runs ``--iterations`` iterations of a built-in problem on the CPU backend, or with ``--backend gpu`` the GPU's
+chain kernel (kernel compiled first, not timed), and splits each ``nested.step`` into the chain kernel's call and the rest. Run it at two commits (e.g. from two
 worktrees) in one shell to compare them side by side; the figures are per iteration, medians over the iterations.
 
     python scripts/bench_host_step.py --problem gaussian --ndim 30 --nlive 100000 --iterations 12
@@ -21,6 +21,7 @@ def main():
     parser.add_argument("--nlive", type=int, default=100_000)
     parser.add_argument("--iterations", type=int, default=12)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu", help="where the chains run")
     opts = parser.parse_args()
 
     from nestgrad.likelihoods import builtin
@@ -29,7 +30,7 @@ def main():
 
     options = {"ndim": opts.ndim} if opts.problem in ("gaussian", "gaussian_shells") else {}
     b = builtin.get(opts.problem, **options)
-    sampler = NestedSampler(b.likelihood(backend="cpu"), Prior.from_spec(b.priors), nlive=opts.nlive, seed=opts.seed)
+    sampler = NestedSampler(b.likelihood(backend=opts.backend), Prior.from_spec(b.priors), nlive=opts.nlive, seed=opts.seed)
     sampler.compile()
     steps, chains = [], []
 
@@ -51,7 +52,7 @@ def main():
     result = sampler.run(dlogz=0.1, progress=False, max_iter=opts.iterations)
     total = time.perf_counter() - start
     host = np.array(steps) - np.array(chains)
-    print(f"{opts.problem} ndim {len(b.params)} nlive {opts.nlive}, {result.niter} iterations, run {total:.2f} s: "
+    print(f"{opts.backend} backend: {opts.problem} ndim {len(b.params)} nlive {opts.nlive}, {result.niter} iterations, run {total:.2f} s: "
           f"per iteration host {np.median(host) * 1e3:.1f} ms (mean {host.mean() * 1e3:.1f}), chains "
           f"{np.median(chains) * 1e3:.1f} ms")
 

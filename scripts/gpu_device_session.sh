@@ -2,8 +2,9 @@
 # The GPU checks of a session lent a CUDA device, in one call (the device tool runs it from the repository root):
 # versions, the device tests (pytest -m device), then scripts/bench_gpu.py. Every step has its own time limit and
 # its output goes to $OUT (or ./gpu_out), so a failing step still leaves the others' figures.
-#   bash scripts/gpu_device_session.sh [quick|full]   (quick: one 30-D size and a profiled seed run; full: the
-#   issue's problems and sizes)
+#   bash scripts/gpu_device_session.sh [quick|full|probe]   (quick: one 30-D size and a profiled seed run; full: the
+#   issue's problems and sizes; probe: the kernel's thread layouts and the host's share of a large GPU run, no
+#   full runs, about 4 minutes)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 MPLBACKEND=Agg
 OUT=${OUT:-gpu_out}; mkdir -p "$OUT"
@@ -24,7 +25,10 @@ d = c.get_current_device(); print(d.name, d.compute_capability, d.MULTIPROCESSOR
 step device_tests 150 python3 -m pytest -m device -n 4 -q -p no:cacheprovider tests/sampler/test_hmc_gpu.py \
     tests/sampler/test_hmc_gpu_cache.py tests/likelihoods/test_gpu.py tests/app/test_gpu_config_sim.py
 step bench_kernel 60 python3 scripts/bench_gpu.py --no-runs --repeats 20
-if [ "$mode" = quick ]; then
+if [ "$mode" = probe ]; then
+    step layouts 60 python3 scripts/bench_gpu_layouts.py
+    step host_step 75 python3 scripts/bench_host_step.py --backend gpu --ndim 30 --nlive 100000 --iterations 6
+elif [ "$mode" = quick ]; then
     step bench_runs 150 python3 scripts/bench_gpu.py --gpu-only --problems gauss30 --nlive 1000 100000 \
         --run-timeout 60
     cat > /tmp/prof.yaml <<'YAML'
