@@ -14,7 +14,9 @@ import time
 
 STAGES = ("startup", "setup", "compile", "sampling", "evidence", "output", "plots")
 KERNEL_ORIGINS = {"cache": "loaded from the cache", "compiled": "compiled, now cached",
-                  "in-process": "compiled in this process, not cacheable", "gpu": "GPU kernel compiled"}
+                  "in-process": "compiled in this process, not cacheable",
+                  "gpu": "GPU kernel compiled",  # numba-cuda's disk cache not in use (the CUDA simulator)
+                  "gpu cache": "GPU kernel loaded from the cache", "gpu compiled": "GPU kernel compiled, now cached"}
 
 
 def process_elapsed() -> float | None:

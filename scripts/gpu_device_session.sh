@@ -4,7 +4,7 @@
 # its output goes to $OUT (or ./gpu_out), so a failing step still leaves the others' figures.
 #   bash scripts/gpu_device_session.sh [quick|full|probe]   (quick: one 30-D size and a profiled seed run; full: the
 #   issue's problems and sizes; probe: the kernel's thread layouts and the host's share of a large GPU run, no
-#   full runs, about 4 minutes)
+#   full runs, about 4 minutes; runs: the end-to-end targets with the kernel cache, cold then warm, about 6 minutes)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 MPLBACKEND=Agg
 OUT=${OUT:-gpu_out}; mkdir -p "$OUT"
@@ -22,6 +22,17 @@ step versions 30 bash -c 'nvidia-smi --query-gpu=name,memory.total,driver_versio
   python3 -c "import sys, numpy, numba, numba.cuda as c; print(sys.version.split()[0], numpy.__version__, numba.__version__);
 import importlib.metadata as m; print({p: m.version(p) for p in (\"numba-cuda\", \"cupy-cuda13x\", \"jax\", \"scipy\")});
 d = c.get_current_device(); print(d.name, d.compute_capability, d.MULTIPROCESSOR_COUNT, d.CLOCK_RATE)"'
+if [ "$mode" = runs ]; then  # at most 460 s of steps: give the call timeout_s 500
+    step device_config_test 120 python3 -m pytest -m device -q -p no:cacheprovider tests/app/test_gpu_config_sim.py
+    step bench_kernel 40 python3 scripts/bench_gpu.py --no-runs --repeats 20
+    step bench_seed_cold_warm 120 python3 scripts/bench_gpu.py --gpu-only --no-kernel --problems seed4d \
+        --nlive 100000 100000 --run-timeout 60
+    step bench_gauss30 120 python3 scripts/bench_gpu.py --gpu-only --no-kernel --problems gauss30 \
+        --nlive 1000 100000 --run-timeout 60
+    step bench_gauss100 60 python3 scripts/bench_gpu.py --gpu-only --no-kernel --problems gauss100 --nlive 10000 \
+        --run-timeout 55
+    exit 0
+fi
 step device_tests 150 python3 -m pytest -m device -n 4 -q -p no:cacheprovider tests/sampler/test_hmc_gpu.py \
     tests/sampler/test_hmc_gpu_cache.py tests/likelihoods/test_gpu.py tests/app/test_gpu_config_sim.py
 step bench_kernel 60 python3 scripts/bench_gpu.py --no-runs --repeats 20

@@ -20,6 +20,8 @@ from .launch import configured
 
 THREADS_PER_BLOCK = 128
 MAX_BLOCKS = 4096  # grid-stride beyond this: enough blocks to fill any current GPU
+MAX_LAUNCHERS = 64  # configured launches kept, one per driver and batch size
+NBAD_RESET_ABOVE = 2**30  # the running bad-sample count (int32 on the device) is set back to 0 above this
 
 _DRIVERS = {}
 _LOCK = threading.Lock()
@@ -104,6 +106,7 @@ class GpuBackend:
         self.host = BufferCache(lambda shape, dtype: cuda.pinned_array(shape, dtype=dtype))
         self.nbad_host = np.zeros(1, dtype=np.int32)
         self.nbad = cuda.to_device(self.nbad_host)
+        self._launchers = {}
 
     def _launch(self, batch):
         blocks = min(max(1, -(-batch // THREADS_PER_BLOCK)), MAX_BLOCKS)
@@ -128,12 +131,22 @@ class GpuBackend:
         return device, False
 
     def _run(self, name, thetas, arrays):
-        self.nbad_host[0] = 0
-        self.nbad.copy_to_device(self.nbad_host)
-        blocks, threads = self._launch(thetas.shape[0])
-        configured(self.drivers[name], blocks, threads)(thetas, *arrays, self.nbad, *self.data)
+        """Launch a batch driver; the number of bad samples it found. The device's bad-sample counter runs on
+        from call to call (this call's count is the difference), so a call makes one small copy, back, not two;
+        it is reset before it could overflow."""
+        before = int(self.nbad_host[0])
+        if before > NBAD_RESET_ABOVE:
+            self.nbad_host[0] = before = 0
+            self.nbad.copy_to_device(self.nbad_host)
+        key = (name, thetas.shape[0])
+        launch = self._launchers.get(key)
+        if launch is None:  # configuring a launch per call cost more than the launch itself on an H200
+            if len(self._launchers) > MAX_LAUNCHERS:
+                self._launchers.clear()
+            launch = self._launchers[key] = configured(self.drivers[name], *self._launch(thetas.shape[0]))
+        launch(thetas, *arrays, self.nbad, *self.data)
         self.nbad.copy_to_host(self.nbad_host)
-        return int(self.nbad_host[0])
+        return int(self.nbad_host[0]) - before
 
     def _as_device(self, array):
         """numba device arrays as they are (also the simulator's); CuPy and others through the interface."""

@@ -75,6 +75,16 @@ def check_bad_samples():
     v, g = L.logl_and_grad(thetas)
     assert L.nbad == 2 and np.isnan(v[[1, 3]]).all() and np.isnan(g[[1, 3]]).all()
     assert np.isfinite(v[[0, 2]]).all()
+    # the device's counter runs on between calls: each call still reports its own count
+    L.logl(thetas)
+    assert L.nbad == 2 and L.nbad_total == 4
+    L.logl_and_grad(thetas[[0, 2]])
+    assert L.nbad == 0 and L.nbad_total == 4
+    from nestgrad.likelihoods.backends.gpu import NBAD_RESET_ABOVE
+
+    L._impl.nbad_host[0] = NBAD_RESET_ABOVE + 1  # as if near overflow: the counter is set back to 0 first
+    L.logl(thetas)
+    assert L.nbad == 2 and L._impl.nbad.copy_to_host()[0] == 2
     print("sim ok bad samples", flush=True)
 
 
