@@ -9,5 +9,7 @@ def configured(kernel, blocks, threads):
     thread per sample or chain), so a small batch or few chains is the run's size, not a mistake to report to the
     user on every small launch. Other warnings pass."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely result in GPU under-utilization")
+        # numba colours its warnings where colorama is installed, so the text may start with ANSI escapes
+        warnings.filterwarnings("ignore", message=r"(\x1b\[[0-9;]*m)*Grid size \d+ will likely result in GPU "
+                                                  r"under-utilization")
         return kernel[blocks, threads]
