@@ -40,7 +40,9 @@ class Results:
     and ``idle_fraction`` = waiting / wall, with ``ranks`` and ``hosts`` (None for a single process); ``timing``:
     this process's wall time by stage (``sampler.timing``: startup, setup,
     compile with ``kernel`` = where the chain kernel came from, sampling, evidence, output, plots, total),
-    the stages the caller measured.
+    the stages the caller measured. ``insertion``: the insertion-rank test (``sampler.insertion``): each new
+    point's rank among the points alive at its birth, which is uniform when the proposals draw from the
+    constrained prior (``n``, ``ks_p``, ``mean`` ± ``mean_err``, ``worst_window_p`` over ``windows`` windows).
     """
 
     name: str
@@ -69,6 +71,7 @@ class Results:
     clusters: list = field(default_factory=list)
     timing: dict = field(default_factory=dict)
     mpi: dict | None = None  # runs over MPI ranks: per-rank chains, busy/waiting seconds, idle fraction (mpi_pool)
+    insertion: dict | None = None  # the insertion-rank test of the proposals (sampler.insertion.rank_report)
 
     @property
     def nan_fraction(self) -> float:
@@ -99,6 +102,10 @@ class Results:
             lines.append(f"  {self.mpi['ranks']} MPI ranks, idle fraction per rank: {idle}")
         lines.append(f"  {len(self.dead.logl)} dead points, {len(self.samples)} equal-weight samples"
                      + (f" (effective sample size {self.ess:.0f})" if self.ess is not None else ""))
+        if self.insertion:
+            from .insertion import describe as describe_insertion
+
+            lines.extend(describe_insertion(self.insertion))
         if self.nnan:
             lines.append(f"  {self.nnan} likelihood evaluations ({100 * self.nan_fraction:.2g}%) returned NaN "
                          f"and were treated as zero likelihood")

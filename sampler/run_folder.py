@@ -154,6 +154,7 @@ def write_results_json(results, path) -> None:
         "reference_logz": None if results.reference_logz is None else float(results.reference_logz),
         "settings": results.settings,
         "mpi": getattr(results, "mpi", None),
+        "insertion": getattr(results, "insertion", None),
         "versions": package_versions(),
     }
     _atomic_write_text(path, json.dumps(_jsonable(document), indent=2, allow_nan=True) + "\n")
@@ -215,7 +216,7 @@ def read_run_folder(outdir):
         logz_err_shrinkage=info.get("logz_err_shrinkage"), logz_err_bootstrap=info.get("logz_err_bootstrap"),
         logz_err_prior_share=info.get("logz_err_prior_share"),
         ess=info.get("ess"), ess_params=info.get("ess_params"), nnan=int(info.get("nnan", 0)), clusters=list(info.get("clusters") or []),
-        timing=dict(info.get("timing") or {}), mpi=info.get("mpi"),
+        timing=dict(info.get("timing") or {}), mpi=info.get("mpi"), insertion=info.get("insertion"),
     )
 
 

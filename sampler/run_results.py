@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from . import evidence, genealogy
+from . import evidence, genealogy, insertion
 from . import geometry as geo
 from .clustering import MIN_SIZE
 from .results import DeadPoints, Results
@@ -104,6 +104,9 @@ def make_results(sampler, state, record, settings) -> Results:
     mode_idx = evidence.equal_weight_indices(weights, post, size=max(1, int(genealogy.kish_ess(weights))))
     clusters, region = _clusters(dead.u, weights, mode_idx, logz, sampler.hmc, sampler.dense)
     nlike = record.nlike
+    # its own stream: the test's random tie-breaking moves none of the draws above
+    ranks = insertion.rank_report(dead.logl, dead.logl_birth, sampler.nlive,
+                                  np.random.default_rng([sampler.seed, 0x1A5E]))
     settings = dict(settings, log_volume_offset=record.log_volume_offset, initial_draws=record.initial_draws)
     return Results(
         name=sampler.name, params=list(sampler.params), latex=dict(sampler.prior.latex),
@@ -115,4 +118,4 @@ def make_results(sampler, state, record, settings) -> Results:
         logz_err_shrinkage=ev.logz_err, logz_err_bootstrap=err_boot, logz_err_prior_share=err_share, ess=ess,
         ess_params=dict(zip(sampler.params, (float(e) for e in ess_all[:-1]))),
         nnan=record.nnan,
-        clusters=clusters)
+        clusters=clusters, insertion=ranks)

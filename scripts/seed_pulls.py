@@ -62,7 +62,9 @@ def one_seed(job):
     from nestgrad.sampler import NestedSampler
     problem = make_problem(name)
     r = NestedSampler(problem, problem.prior, nlive=nlive, seed=seed, **options).run(dlogz=dlogz, progress=False)
-    return r.logz - problem.logz, r.logz_err, r.nlike, float(np.nanmean(r.diagnostics["rho_logl"]))
+    ranks = r.insertion or {"ks_p": np.nan, "worst_window_p": np.nan}
+    return (r.logz - problem.logz, r.logz_err, r.nlike, float(np.nanmean(r.diagnostics["rho_logl"])),
+            min(ranks["ks_p"], ranks["worst_window_p"]))
 
 
 def main():
@@ -84,7 +86,7 @@ def main():
     jobs = [(opts.problem, opts.nlive, opts.dlogz, options, s) for s in seeds]
     with ProcessPoolExecutor(opts.processes) as pool:
         rows = np.array(list(pool.map(one_seed, jobs)))
-    diff, err, nlike, rho = rows.T
+    diff, err, nlike, rho, rank_p = rows.T
     pull, n = diff / err, len(seeds)
     se = 1.0 / np.sqrt(n)
     print(f"{opts.problem} nlive {opts.nlive} {options or 'defaults'}, seeds {opts.seeds} ({n}):")
@@ -92,9 +94,11 @@ def main():
     print(f"  logZ - truth {diff.mean():+.4f} ± {diff.std(ddof=1) * se:.4f} nats; mean error {err.mean():.3f}, "
           f"seed scatter {diff.std(ddof=1):.3f}")
     print(f"  likelihood calls {nlike.mean():.0f} a run; start-end rank correlation of logL {rho.mean():+.3f}")
+    print(f"  insertion-rank test (smaller of the whole-run and worst-window p): below 1e-3 in "
+          f"{np.mean(rank_p < 1e-3):.0%} of runs, below 0.05 in {np.mean(rank_p < 0.05):.0%}, median {np.nanmedian(rank_p):.2g}")
     if opts.per_seed:
-        for seed, d, e, p in zip(seeds, diff, err, pull):
-            print(f"  seed {seed}: logZ - truth {d:+.4f}, error {e:.4f}, pull {p:+.2f}")
+        for seed, d, e, p, q in zip(seeds, diff, err, pull, rank_p):
+            print(f"  seed {seed}: logZ - truth {d:+.4f}, error {e:.4f}, pull {p:+.2f}, insertion p {q:.2g}")
 
 
 if __name__ == "__main__":
