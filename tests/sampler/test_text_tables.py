@@ -99,3 +99,17 @@ def test_forked_children_write_every_table_and_report_errors_in_order(tmp_path, 
     for i in (0, 2):
         np.testing.assert_array_equal(np.loadtxt(tmp_path / f"t{i}.txt"), tables[i])
     assert not (tmp_path / "t1.txt").exists()
+
+
+@pytest.mark.parametrize("threads", [2, 3, 8])
+def test_threads_write_the_same_bytes_in_order(monkeypatch, threads):
+    """Blocks formatted on several threads come out in row order, byte for byte as one thread writes them (small
+    blocks, so that many blocks are in flight and finish out of order)."""
+    monkeypatch.setattr(text_tables, "_BLOCK_NUMBERS", 96)
+    table = _table((5003, 7), seed=threads)
+    one, many = io.BytesIO(), io.BytesIO()
+    text_tables.write_rows(one, table, threads=1)
+    text_tables.write_rows(many, table, threads=threads)
+    assert many.getvalue() == one.getvalue()
+    assert many.getvalue().count(b"\n") == 5003
+    np.testing.assert_array_equal(np.loadtxt(io.BytesIO(many.getvalue()), ndmin=2), table)
