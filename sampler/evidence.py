@@ -22,6 +22,7 @@ import numba
 import numpy as np
 
 THREADED_BOOTSTRAP = 200_000  # dead points from which the thread bootstrap uses several threads
+BOOTSTRAP_THREADS = 8  # at most; each round hands 2 x threads resamples to the threads
 
 
 class Evidence(NamedTuple):
@@ -214,7 +215,7 @@ def bootstrap_logz(logl, logl_birth, thread, generator, nboot=64) -> np.ndarray:
     # The draws come in the same order either way; large runs spread the resamples over threads (the compiled
     # pass releases the GIL), a few at a time: the same values, sooner.
     draws = (np.bincount(generator.integers(0, ids.size, size=ids.size), minlength=ids.size) for _ in range(nboot))
-    workers = min(4, os.cpu_count() or 1)
+    workers = min(BOOTSTRAP_THREADS, os.cpu_count() or 1)
     if logl.size < THREADED_BOOTSTRAP or workers < 2:
         return np.array([resample_logz(m) for m in draws], dtype=np.float64)
     out = []
