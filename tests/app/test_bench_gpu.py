@@ -48,3 +48,16 @@ def test_cpu_only_runs_the_baseline_without_a_device(app_env):
     assert "CPU backend only" in proc.stdout and "Batched gaussian4d" not in proc.stdout
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| seed4d | 50 | cpu |"))
     assert "failed" not in row and float(row.split("|")[4]) > 0 and abs(float(row.split("|")[-2])) < 4
+
+
+def test_layouts_script_checks_every_layout_under_the_simulator(app_env):
+    """scripts/bench_gpu_layouts.py: under the simulator (no shuffles there) every shared-memory layout agrees with
+    the float64 reference; without the simulator or a device it refuses."""
+    script = REPO / "scripts" / "bench_gpu_layouts.py"
+    env = dict(app_env, NUMBA_ENABLE_CUDASIM="1")
+    proc = subprocess.run([sys.executable, str(script), "--simulate"], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [line.split("|") for line in proc.stdout.splitlines() if line.startswith("| 37 |")]
+    assert [int(r[2]) for r in rows] == [1, 2, 4, 8, 16, 32] and all(r[3].strip() == "shared" for r in rows)
+    assert all(float(r[-2]) < 1e-5 for r in rows)  # max relative error against the float64 reference
