@@ -124,3 +124,12 @@ def test_a_run_reports_it_in_its_summary_and_results_json(tmp_path):
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
     assert saved["insertion"] == pytest.approx(report)
     assert ng.Results.load(tmp_path / "run").insertion == pytest.approx(report)
+
+
+@pytest.mark.parametrize("n, lean", [(20, 1.0), (20, 1.5), (300, 1.0), (300, 1.2), (20000, 1.0), (20000, 1.03)])
+def test_ks_pvalue_agrees_with_scipys_exact_test(n, lean):
+    rng = np.random.default_rng(n)
+    for _ in range(5):
+        u = rng.random(n) ** lean
+        exact = stats.kstest(u, "uniform").pvalue
+        assert insertion.ks_pvalue(u) == pytest.approx(exact, rel=0.05, abs=1e-12)
