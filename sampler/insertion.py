@@ -29,7 +29,17 @@ import numba
 import numpy as np
 from scipy.special import kolmogorov  # not scipy.stats: that would load scipy.ndimage into every run
 
-ALARM_P = 1e-3  # below this (whole run, or the corrected worst window) the summary says the chains may not mix
+ALARM_P = 1e-3  # below this (whole run, or the corrected worst window) the summary notes biased proposals
+
+
+@numba.njit(cache=True, nogil=True)
+def _prefix(tree, k):
+    """Sum of the Fenwick tree's first ``k`` positions."""
+    total = 0
+    while k > 0:
+        total += tree[k]
+        k -= k & -k
+    return total
 
 
 @numba.njit(cache=True, nogil=True)
@@ -69,18 +79,9 @@ def _counts(logl, birth, order, queries):
             above += 1
         # valid points with logl <= b were all born below b, so all are in the tree: no query needed for them
         at_or_below = valid_below[above]
-        k, below_i = first[i], 0
-        while k > 0:
-            below_i += tree[k]
-            k -= k & -k
-        if last[i] - first[i] == 1:  # no other point has this logl
-            equal = 1
-        else:
-            k, upto = last[i], 0
-            while k > 0:
-                upto += tree[k]
-                k -= k & -k
-            equal = upto - below_i
+        below_i = _prefix(tree, first[i])
+        # no other point with this logl (the usual case): no second query
+        equal = 1 if last[i] - first[i] == 1 else _prefix(tree, last[i]) - below_i
         less[q] = below_i - at_or_below
         ties[q] = equal - 1  # less the point itself
         total[q] = nvalid - at_or_below - 1
