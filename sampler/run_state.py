@@ -9,12 +9,42 @@ SCALAR_KEYS = ("logl_star", "step_size", "n_steps", "outside_fraction", "reflect
                "logz_remain")
 _INT_KEYS = {"n_steps", "jumps_tried", "jumps_accepted", "nclusters", "nlike", "ngrad", "nnan", "nlive"}
 DEAD_FIELDS = ("u", "theta", "logl", "birth", "thread", "uid", "parent", "label")
+GROWTH = 1.5  # capacity factor of the dead-point buffers when full: at most this much unused memory
+
+
+class GrowingRows:
+    """Arrays of equal length that grow by whole chunks of rows, with room kept for more: appending copies only the
+    new rows, and :meth:`arrays` are views of the filled part. A run's checkpoints read every dead point so far;
+    concatenating all of them each time cost 2.7 s a checkpoint at 3.9M dead points in 30-D (13.6 s of a run)."""
+
+    def __init__(self):
+        self.size = 0
+        self.buffers = None
+
+    def append(self, chunk):
+        rows = chunk[0].shape[0]
+        if self.buffers is None:
+            self.buffers = tuple(np.empty((0,) + c.shape[1:], c.dtype) for c in chunk)
+        dtypes = [np.result_type(b.dtype, c.dtype) for b, c in zip(self.buffers, chunk)]
+        if self.size + rows > self.buffers[0].shape[0] or any(t != b.dtype for t, b in zip(dtypes, self.buffers)):
+            capacity = max(int(GROWTH * (self.size + rows)), 64)
+            grown = tuple(np.empty((capacity,) + b.shape[1:], t) for b, t in zip(self.buffers, dtypes))
+            for new, old in zip(grown, self.buffers):
+                new[:self.size] = old[:self.size]
+            self.buffers = grown
+        for b, c in zip(self.buffers, chunk):
+            b[self.size:self.size + rows] = c
+        self.size += rows
+
+    def arrays(self):
+        """The filled rows of each array: views, which later appends leave unchanged."""
+        return tuple(b[:self.size] for b in self.buffers)
 
 
 class RunRecord:
     def __init__(self, ndim, k):
         self.ndim, self.k = ndim, k
-        self.dead = []           # list of chunks of the DEAD_FIELDS, in death order
+        self.dead = GrowingRows()  # the DEAD_FIELDS of the dead points, in death order
         self.diag = {key: [] for key in SCALAR_KEYS}
         self.reflections_per_chain = []
         self.niter = self.nlike = self.ngrad = 0
@@ -55,13 +85,11 @@ class RunRecord:
 
     def dead_arrays(self):
         """The DEAD_FIELDS (u, theta, logl, birth, thread, uid, parent, label) of the dead points in death order."""
-        if not self.dead:
+        if self.dead.size == 0:
             d = self.ndim
             return (np.empty((0, d)), np.empty((0, d)), np.empty(0), np.empty(0)) + tuple(
                 np.empty(0, np.int64) for _ in DEAD_FIELDS[4:])
-        if len(self.dead) > 1:  # keep one chunk, so memory is not a list of thousands of small arrays
-            self.dead = [tuple(np.concatenate([c[i] for c in self.dead]) for i in range(len(DEAD_FIELDS)))]
-        return self.dead[0]
+        return self.dead.arrays()
 
     def diagnostics(self) -> dict:
         out = {key: np.asarray(self.diag[key], dtype=np.int64 if key in _INT_KEYS else np.float64)
@@ -95,7 +123,7 @@ class RunRecord:
         rec.initial_draws = int(scalars["initial_draws"])
         rec.initial_nan = int(scalars.get("initial_nan", 0))
         if arrays["dead_logl"].size:
-            rec.dead.append(tuple(arrays[f"dead_{f}"] for f in DEAD_FIELDS))
+            rec.dead.append(tuple(np.asarray(arrays[f"dead_{f}"]) for f in DEAD_FIELDS))
         for key in SCALAR_KEYS:
             rec.diag[key] = list(arrays[f"diag_{key}"])
         rec.reflections_per_chain = list(arrays["diag_reflections_per_chain"])
