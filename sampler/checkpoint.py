@@ -216,6 +216,7 @@ RUN_ARRAYS = {
     "state_ghost_cov": Field("f", ("g", "d", "d"), "finite"),
     "state_ghost_radius2": Field("f", ("g",), "positive"),
     "state_ghost_until": Field("iu", ("g",), "count"),
+    "state_moments": Field("f", ("m", "d"), "finite"),  # m: 0 (not carried) or d + 2 (sampler.live_moments)
     "dead_logl": Field("f", ("ndead",), "logl"),
     "dead_u": Field("f", ("ndead", "d"), "unit"),
     "dead_theta": Field("f", ("ndead", "d"), "finite"),
@@ -288,6 +289,14 @@ def add_family_ids(arrays: dict) -> dict:
     return dict(arrays, dead_uid=np.arange(ndead, dtype=np.int64), dead_parent=np.full(ndead, -1, np.int64),
                 state_uid=ndead + np.arange(n, dtype=np.int64), state_parent=np.full(n, -1, np.int64),
                 state_next_uid=np.array(ndead + n, dtype=np.int64))
+
+
+def add_unknown_moments(arrays: dict) -> dict:
+    """A checkpoint written before states carried the live set's moments resumes with them unknown: the first
+    iteration recomputes them from the points (``sampler.live_moments``)."""
+    if "state_moments" in arrays or "state_u" not in arrays:
+        return arrays
+    return dict(arrays, state_moments=np.empty((0,) + arrays["state_u"].shape[1:]))
 
 
 def validate_run_checkpoint(path, arrays: dict, meta: dict) -> None:

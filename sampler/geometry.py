@@ -71,12 +71,12 @@ KERNEL_ARRAYS = 7  # Geometry's leading fields that the chain kernel reads
 SMALL_CLUSTER_VOLUME = 4.0
 
 
-def _cluster_shape(points, dense, reference, cov=None):
+def _cluster_shape(points, dense, reference, cov=None, mean=None):
     """(mean, chol, cov, radius2, log_volume) of one cluster; ``reference`` is ``(cov, radius2, points)`` of the
-    cluster whose shape a cluster with fewer than ``d + 2`` points borrows; ``cov``: the points' covariance when
-    already known."""
+    cluster whose shape a cluster with fewer than ``d + 2`` points borrows; ``cov``, ``mean``: the points'
+    covariance and mean when already known."""
     n, d = points.shape
-    mean = points.mean(axis=0)
+    mean = points.mean(axis=0) if mean is None else mean
     small = n <= d + 1
     if small:
         ref_cov, ref_radius2, ref_n = reference
@@ -104,9 +104,9 @@ def _cluster_shape(points, dense, reference, cov=None):
     return mean, chol, cov, radius2, log_volume
 
 
-def build(points, labels, dense=True, cov=None, pool=True) -> Geometry:
-    """Geometry of the live points ``points`` (n, d) grouped by ``labels`` (0..C-1, every label present); ``cov``:
-    the covariance of all the points when already known (used when they are one cluster). ``pool``: group the
+def build(points, labels, dense=True, cov=None, pool=True, mean=None) -> Geometry:
+    """Geometry of the live points ``points`` (n, d) grouped by ``labels`` (0..C-1, every label present); ``cov``,
+    ``mean``: the covariance and mean of all the points when already known (used when they are one cluster). ``pool``: group the
     points for the pair slice moves; without (runs that make none), the points are neither sorted every iteration
     nor sent to other MPI ranks or the GPU."""
     points = np.asarray(points, dtype=np.float64)
@@ -116,8 +116,8 @@ def build(points, labels, dense=True, cov=None, pool=True) -> Geometry:
     largest = max(range(len(members)), key=lambda c: len(members[c]))
     ref_shape = None
     if len(members[largest]) > d + 1:
-        whole = cov if len(members) == 1 else None
-        ref_shape = _cluster_shape(members[largest], dense, None, whole)
+        whole = (cov, mean) if len(members) == 1 else (None, None)
+        ref_shape = _cluster_shape(members[largest], dense, None, *whole)
         reference = (ref_shape[2], ref_shape[3], len(members[largest]))
     else:  # too few points anywhere: the whole set's spread, one covariance radius
         cov = covariance(points) if points.shape[0] > 1 else np.eye(d) / 12.0

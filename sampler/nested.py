@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import clustering, decorrelation
+from . import clustering, decorrelation, live_moments
 from . import geometry as geo
 from . import ghosts as lost_modes
 from .connectivity import Segments, join_connected
@@ -78,6 +78,8 @@ class NSState(NamedTuple):
     iteration: iterations done; next_thread: the next unused thread id; next_uid: the next creation id.
     ghost_mean, ghost_cov, ghost_radius2, ghost_until: ellipsoids of clusters whose last live point died, kept as
         jump targets until iteration ``ghost_until`` (``sampler.ghosts``).
+    moments: (d + 2, d) running sums of the live points' coordinates for their mean and covariance, or (0, d) when
+        not carried (``sampler.live_moments``).
     """
 
     u: np.ndarray
@@ -100,6 +102,7 @@ class NSState(NamedTuple):
     ghost_cov: np.ndarray
     ghost_radius2: np.ndarray
     ghost_until: np.ndarray
+    moments: np.ndarray
 
 
 class NSInfo(NamedTuple):
@@ -238,9 +241,14 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     new_u, new_theta = _survivors_first(state.u, survivors, ws.out_u), _survivors_first(state.theta, survivors,
                                                                                         ws.out_theta)
     survivor_u = new_u[:ns]
-    cov = geo.covariance(survivor_u)
+    dead_u = state.u[removed]
+    moments = live_moments.survivors(state.moments, state.iteration, dead_u, survivor_u)
+    if moments is None:
+        mean, cov = None, geo.covariance(survivor_u)
+    else:
+        mean, cov = live_moments.mean_cov(moments, ns)
     dense = proposal.dense and geo.correlated(survivor_u, cov)
-    geometry = geo.build(survivor_u, labels, dense, cov, pool=settings.pair_slices > 0)
+    geometry = geo.build(survivor_u, labels, dense, cov, pool=settings.pair_slices > 0, mean=mean)
     ghosts = _ghosts(state, removed, survivors, dense, proposal, settings)
     geometry = geo.with_ghosts(geometry, ghosts.mean, ghosts.cov, ghosts.radius2)
     starts = survivors[generator.integers(0, survivors.size, size=k)]
@@ -262,7 +270,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     rho_coord, rho_logl = decorrelation.chain_correlation(geometry, u_start, ws.out_u, logl_start, ws.out_logl)
     rho = np.array([decorrelation.smooth(state.rho[0], rho_coord), decorrelation.smooth(state.rho[1], rho_logl)])
     info = NSInfo(
-        dead_u=state.u[removed], dead_theta=state.theta[removed], dead_logl=state.logl[removed],
+        dead_u=dead_u, dead_theta=state.theta[removed], dead_logl=state.logl[removed],
         dead_birth=state.logl_birth[removed], dead_thread=state.thread[removed], dead_uid=state.uid[removed],
         dead_parent=state.parent[removed], dead_label=state.labels[removed],
         nlive_before=n, logl_star=logl_star, step_size=float(state.step_size), n_steps=int(state.n_steps),
@@ -297,7 +305,8 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
                                                                 info.jumps_accepted, int(state.n_steps)),
         chain_rng=chain_rng, iteration=int(state.iteration) + 1,
         next_thread=int(state.next_thread) + k - reused, next_uid=int(state.next_uid) + k, ghost_mean=ghosts.mean, ghost_cov=ghosts.cov,
-        ghost_radius2=ghosts.radius2, ghost_until=ghosts.until)
+        ghost_radius2=ghosts.radius2, ghost_until=ghosts.until,
+        moments=live_moments.unknown(d) if moments is None else live_moments.added(moments, ws.out_u))
     return new_state, info
 
 

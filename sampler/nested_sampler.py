@@ -10,7 +10,7 @@ import numpy as np
 
 from nestgrad.likelihoods import backends
 
-from . import clustering, evidence, float_text, prior_families
+from . import clustering, evidence, float_text, live_moments, prior_families
 from . import mpi_pool
 from .clustering import local_neighbours
 from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, read_checkpoint, restore_generator,
@@ -276,7 +276,8 @@ class NestedSampler:
                         step_size=float(self.hmc.initial_step), n_steps=self.hmc.initial_steps(d), rho=np.full(2, np.nan),
                         jumps=1 if self.hmc.jumps is None else int(self.hmc.jumps),
                         chain_rng=seed_chain_states(generator, self.k), iteration=0, next_thread=n, next_uid=n,
-                        **{f"ghost_{f}": a for f, a in Ghosts.none(d)._asdict().items()})
+                        **{f"ghost_{f}": a for f, a in Ghosts.none(d)._asdict().items()},
+                        moments=live_moments.unknown(d))
         return state, drawn, math.log(have / drawn), nan
 
     # --- the run ---------------------------------------------------------------------------------------------
@@ -414,8 +415,8 @@ class NestedSampler:
 
     def _load(self, path, settings):
         arrays, meta = read_checkpoint(path)
-        from .checkpoint import add_family_ids, validate_run_checkpoint  # every field, before anything uses them
-        arrays = add_family_ids(arrays)
+        from .checkpoint import add_family_ids, add_unknown_moments, validate_run_checkpoint  # before any use
+        arrays = add_unknown_moments(add_family_ids(arrays))
         validate_run_checkpoint(path, arrays, meta)
         saved = meta["settings"]
         for key in ("nlive", "delete_fraction", "k", "hmc", "seed", "params", "prior", "dtype"):
@@ -427,7 +428,8 @@ class NestedSampler:
                                jumps=int(state.jumps),
                                iteration=int(state.iteration), next_thread=int(state.next_thread),
                                next_uid=int(state.next_uid),
-                               ghost_until=state.ghost_until.astype(np.int64))
+                               ghost_until=state.ghost_until.astype(np.int64),
+                               moments=np.asarray(state.moments, dtype=np.float64))
         return state, restore_generator(meta["generator"]), RunRecord.from_saved(arrays, meta["record"])
 
     # --- results ---------------------------------------------------------------------------------------------

@@ -58,8 +58,10 @@ def settings(pairs):
 
 
 def one_seed(job):
-    name, nlive, dlogz, options, seed = job
-    from nestgrad.sampler import NestedSampler
+    name, nlive, dlogz, options, running_from, seed = job
+    from nestgrad.sampler import NestedSampler, live_moments
+    if running_from is not None:
+        live_moments.RUNNING_FROM = running_from
     problem = make_problem(name)
     r = NestedSampler(problem, problem.prior, nlive=nlive, seed=seed, **options).run(dlogz=dlogz, progress=False)
     ranks = r.insertion or {"ks_p": np.nan, "worst_window_p": np.nan}
@@ -76,6 +78,8 @@ def main():
     parser.add_argument("--processes", type=int, default=2, help="worker processes, one numba thread each")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a sampler setting (delete_fraction=0.5, hmc.target_correlation=0.1); repeatable")
+    parser.add_argument("--running-moments-from", type=int, metavar="N",
+                        help="carry the live set's moments from N survivors (sampler.live_moments; default its own)")
     parser.add_argument("--per-seed", action="store_true", help="also print each seed's logZ - truth, error, pull")
     opts = parser.parse_args()
     first, _, end = opts.seeds.partition(":")
@@ -83,13 +87,14 @@ def main():
     options = settings(opts.set)
     make_problem(opts.problem)  # an unknown name fails here, before the workers start
     os.environ["NUMBA_NUM_THREADS"] = "1"  # inherited by the workers: one core each
-    jobs = [(opts.problem, opts.nlive, opts.dlogz, options, s) for s in seeds]
+    jobs = [(opts.problem, opts.nlive, opts.dlogz, options, opts.running_moments_from, s) for s in seeds]
     with ProcessPoolExecutor(opts.processes) as pool:
         rows = np.array(list(pool.map(one_seed, jobs)))
     diff, err, nlike, rho, rank_p = rows.T
     pull, n = diff / err, len(seeds)
     se = 1.0 / np.sqrt(n)
-    print(f"{opts.problem} nlive {opts.nlive} {options or 'defaults'}, seeds {opts.seeds} ({n}):")
+    moments = "" if opts.running_moments_from is None else f", running moments from {opts.running_moments_from}"
+    print(f"{opts.problem} nlive {opts.nlive} {options or 'defaults'}{moments}, seeds {opts.seeds} ({n}):")
     print(f"  mean pull {pull.mean():+.3f} ± {pull.std(ddof=1) * se:.3f}, rms pull {np.sqrt(np.mean(pull ** 2)):.2f}")
     print(f"  logZ - truth {diff.mean():+.4f} ± {diff.std(ddof=1) * se:.4f} nats; mean error {err.mean():.3f}, "
           f"seed scatter {diff.std(ddof=1):.3f}")
