@@ -145,10 +145,36 @@ def posterior_mean_shrinkage_variance(weights, values, nlive) -> float:
     n_i^2``. It is the error of a posterior mean that no number of points removes at a given nlive: where a
     parameter drifts as the contour rises (the neck of Neal's funnel lies at low v), misjudged volumes misweigh
     the levels. Measured on the 5-D funnel at nlive 500: 0.16-0.21 for v's mean, the seed scatter 0.14."""
-    weights = np.asarray(weights, np.float64)
+    return float(posterior_spread(weights, values, nlive)[1])
+
+
+def posterior_spread(weights, values, nlive) -> tuple[np.ndarray, np.ndarray]:
+    """(posterior variance, :func:`posterior_mean_shrinkage_variance`) of each column of ``values`` (n, m; or one
+    column as an (n,) array) in two compiled passes over its rows, with no temporary arrays: the dead points'
+    matrix is read in place. As numpy expressions over one column at a time the two took 0.11 s a parameter at
+    3.9M dead points in 30-D, 3.3 s of a run's end."""
     values = np.asarray(values, np.float64)
-    suffix = np.cumsum((weights * (values - weights @ values))[::-1])[::-1]
-    return float(np.sum((suffix / np.asarray(nlive, np.float64)) ** 2))
+    variance, shrinkage = _posterior_spread(np.asarray(weights, np.float64),
+                                            values[:, None] if values.ndim == 1 else values,
+                                            np.asarray(nlive, np.float64))
+    return (variance[0], shrinkage[0]) if values.ndim == 1 else (variance, shrinkage)
+
+
+@numba.njit(cache=True, nogil=True)
+def _posterior_spread(weights, values, nlive):
+    n, m = values.shape
+    mean = np.zeros(m)
+    for i in range(n):
+        for col in range(m):
+            mean[col] += weights[i] * values[i, col]
+    variance, suffix, shrinkage = np.zeros(m), np.zeros(m), np.zeros(m)
+    for i in range(n - 1, -1, -1):
+        for col in range(m):
+            deviation = weights[i] * (values[i, col] - mean[col])
+            variance[col] += deviation * (values[i, col] - mean[col])
+            suffix[col] += deviation
+            shrinkage[col] += (suffix[col] / nlive[i]) ** 2
+    return variance, shrinkage
 
 
 FEW_ABOVE_PLATEAU = 10  # survivors of a plateau's death below which the region above it is poorly known

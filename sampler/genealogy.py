@@ -52,31 +52,37 @@ def _pair_sum(parent, weight, rho):
 
 
 @numba.njit(cache=True, nogil=True)
-def _grouped_correlation(values, parent, child, group, ngroups, scale):
-    """``sum_g s_g cov_g(c, p) / sqrt(sum_g s_g var_g(c) sum_g s_g var_g(p))`` over the groups ``g`` of children
-    ``c = values[child]`` and their parents ``p``, ``cov_g`` about the group's own means, in one pass."""
+def _grouped_correlations(values, child, parent, group, ngroups, scale):
+    """For each column of ``values`` (n, m): ``sum_g s_g cov_g(c, p) / sqrt(sum_g s_g var_g(c) sum_g s_g var_g(p))``
+    over the groups ``g`` of children ``c = values[child]`` and their parents ``p = values[parent]``, ``cov_g``
+    about the group's own means, in one pass that reads each pair's rows whole."""
+    m = values.shape[1]
     n = np.zeros(ngroups)
-    sc, sp, scp, scc, spp = np.zeros(ngroups), np.zeros(ngroups), np.zeros(ngroups), np.zeros(ngroups), np.zeros(
-        ngroups)
+    sc, sp, scp = np.zeros((ngroups, m)), np.zeros((ngroups, m)), np.zeros((ngroups, m))
+    scc, spp = np.zeros((ngroups, m)), np.zeros((ngroups, m))
     weight = np.zeros(ngroups)
     for i in range(child.size):
         g = group[i]
-        c, p = values[child[i]], values[parent[child[i]]]
         n[g] += 1.0
-        sc[g] += c
-        sp[g] += p
-        scp[g] += c * p
-        scc[g] += c * c
-        spp[g] += p * p
         weight[g] = scale[i]
-    cov = var_c = var_p = 0.0
-    for g in range(ngroups):
-        if n[g] > 0:
-            cov += weight[g] * (scp[g] - sc[g] * sp[g] / n[g])
-            var_c += weight[g] * (scc[g] - sc[g] * sc[g] / n[g])
-            var_p += weight[g] * (spp[g] - sp[g] * sp[g] / n[g])
-    norm = math.sqrt(var_c * var_p)
-    return cov / norm if norm > 0 else 0.0
+        for col in range(m):
+            c, p = values[child[i], col], values[parent[i], col]
+            sc[g, col] += c
+            sp[g, col] += p
+            scp[g, col] += c * p
+            scc[g, col] += c * c
+            spp[g, col] += p * p
+    out = np.zeros(m)
+    for col in range(m):
+        cov = var_c = var_p = 0.0
+        for g in range(ngroups):
+            if n[g] > 0:
+                cov += weight[g] * (scp[g, col] - sc[g, col] * sp[g, col] / n[g])
+                var_c += weight[g] * (scc[g, col] - sc[g, col] * sc[g, col] / n[g])
+                var_p += weight[g] * (spp[g, col] - sp[g, col] * sp[g, col] / n[g])
+        norm = math.sqrt(var_c * var_p)
+        out[col] = cov / norm if norm > 0 else 0.0
+    return out
 
 
 def parent_rows(uid, parent_uid):
@@ -126,24 +132,35 @@ class FamilyTree:
         group, size = np.unique(birth[child], return_inverse=True, return_counts=True)[1:]
         keep = size[group] >= 3  # two points' centred values are each other's negatives: no information
         self.child, self.group = child[keep], group[keep]
+        # The pairs' rows in the caller's order: the statistics are read where they are, not gathered first.
+        self.child_rows, self.parent_rows = self.order[self.child], self.order[self.parent[self.child]]
         self.ngroups = int(self.group.max()) + 1 if self.group.size else 0
         self.count = np.bincount(self.group, minlength=self.ngroups).astype(np.float64)
         group_weight = np.bincount(self.group, weights=self.w[self.child], minlength=self.ngroups)
         self.scale = (group_weight / np.maximum(self.count, 1.0))[self.group]  # a group counts by its weight
 
-    def lag_one_correlation(self, values) -> float:
-        """Correlation of ``values`` (creation order) between a point and its parent within the groups born
-        together, the groups counting by their posterior weight; 0 where negative or undefined."""
+    def lag_one_correlations(self, values) -> np.ndarray:
+        """Correlation of each column of ``values`` (n, m; rows in the caller's order) between a point and its
+        parent within the groups born together, the groups counting by their posterior weight; 0 where negative
+        or undefined."""
+        values = np.asarray(values, np.float64)
         if self.child.size == 0:
-            return 0.0
-        rho = _grouped_correlation(values, self.parent, self.child, self.group, self.ngroups, self.scale)
-        return min(max(rho, 0.0), 1.0 - 1e-12) if math.isfinite(rho) else 0.0
+            return np.zeros(values.shape[1])
+        rho = _grouped_correlations(values, self.child_rows, self.parent_rows, self.group, self.ngroups, self.scale)
+        return np.where(np.isfinite(rho), np.clip(rho, 0.0, 1.0 - 1e-12), 0.0)
+
+    def ess_columns(self, values) -> np.ndarray:
+        """Effective sample size of the posterior mean of each column of ``values`` (n, m; one row per point, the
+        caller's order; a view of the dead points' matrix is read in place, not copied)."""
+        values = np.asarray(values, np.float64)
+        if not self.whole:
+            return np.full(values.shape[1], self.kish)
+        out = np.full(values.shape[1], self.kish)
+        for col, rho in enumerate(self.lag_one_correlations(values)):
+            if rho >= NEGLIGIBLE_RHO:  # below, the pass over the tree (0.2 s at 5M points) would change < 2%
+                out[col] = min(self.kish, 1.0 / _pair_sum(self.parent, self.w, rho))
+        return out
 
     def ess(self, values) -> float:
         """Effective sample size of the posterior mean of ``values`` (one per point, the caller's order)."""
-        if not self.whole:
-            return self.kish
-        rho = self.lag_one_correlation(np.asarray(values, np.float64)[self.order])
-        if rho < NEGLIGIBLE_RHO:  # the pass over the tree (0.2 s per statistic at 5M points) would change < 2%
-            return self.kish
-        return min(self.kish, 1.0 / _pair_sum(self.parent, self.w, rho))
+        return float(self.ess_columns(np.asarray(values, np.float64)[:, None])[0])

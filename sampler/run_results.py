@@ -33,14 +33,10 @@ def posterior_ess(ev, weights, dead, uid, parent):
     construction, which is the evidence's error, not the samples'. The run's ESS is the smallest of all, so
     that no posterior mean is more precise than the equal-weight samples claim."""
     tree = genealogy.FamilyTree(weights, uid, parent, dead.logl_birth)
-    out = []
-    for column in range(dead.theta.shape[1]):
-        values = dead.theta[:, column]
-        variance = float(weights @ (values - weights @ values) ** 2)
-        error2 = variance / tree.ess(values) + evidence.posterior_mean_shrinkage_variance(weights, values, ev.nlive)
-        out.append(variance / error2 if error2 > 0 else tree.kish)
-    out.append(tree.ess(np.where(np.isfinite(dead.logl), dead.logl, 0.0)))
-    return np.array(out)
+    variance, shrinkage = evidence.posterior_spread(weights, dead.theta, ev.nlive)
+    error2 = variance / tree.ess_columns(dead.theta) + shrinkage
+    out = np.where(error2 > 0, variance / np.where(error2 > 0, error2, 1.0), tree.kish)
+    return np.append(out, tree.ess(np.where(np.isfinite(dead.logl), dead.logl, 0.0)))
 
 
 def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=1000):

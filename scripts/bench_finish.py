@@ -49,7 +49,7 @@ def main():
         profile.disable()
     print(f"{results.dead.logl.size} dead points, {len(results.params)} parameters: load {loaded - start:.2f} s, "
           f"results {made - loaded:.2f} s, run folder {written - made:.2f} s; logZ {results.logz:.3f} +- "
-          f"{results.logz_err:.3f}")
+          f"{results.logz_err:.3f}, ESS {results.ess:.6g}")
     if profile:
         pstats.Stats(profile).sort_stats("tottime").print_stats(opts.profile)
 

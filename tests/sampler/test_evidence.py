@@ -200,3 +200,21 @@ def test_threaded_bootstrap_gives_the_same_values(monkeypatch):
     monkeypatch.setattr(evidence, "THREADED_BOOTSTRAP", 0)
     threaded = evidence.bootstrap_logz(logl, birth, thread, np.random.default_rng(2), nboot=19)
     np.testing.assert_array_equal(threaded, serial)
+
+
+def test_posterior_spread_of_a_matrix_column_is_its_definition():
+    rng = np.random.default_rng(4)
+    n = 5000
+    weights = rng.random(n) ** 4
+    weights /= weights.sum()
+    nlive = rng.integers(50, 400, n)
+    matrix = rng.standard_normal((n, 3)) * [1.0, 1e-6, 1e3] + [0.0, 0.5, 7.0]
+    for column in range(3):
+        values = matrix[:, column]  # a strided view, as the posterior ESS passes it
+        mean = weights @ values
+        variance = weights @ (values - mean) ** 2
+        suffix = np.cumsum((weights * (values - mean))[::-1])[::-1]  # G_i = sum_{j >= i} w_j (f_j - mean)
+        shrinkage = np.sum((suffix / nlive) ** 2)
+        got = evidence.posterior_spread(weights, values, nlive)
+        np.testing.assert_allclose(got, (variance, shrinkage), rtol=1e-6)  # column 1: mean 5e5 x its spread
+        assert evidence.posterior_mean_shrinkage_variance(weights, values, nlive) == got[1]
