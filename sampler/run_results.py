@@ -73,10 +73,18 @@ def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=1000):
     return out, region
 
 
+def _ordered(dead, live, order):
+    """``concatenate([dead, live])[order]`` with one copy instead of two when ``order`` leaves the dead points where
+    they are, as it does for every run: points die in logl order, and the final live points lie above them all.
+    (At 3.9M dead points in 30-D the two gathers of u and theta took 0.7-4.8 s.)"""
+    n = dead.shape[0]
+    if np.array_equal(order[:n], np.arange(n)):
+        return np.concatenate([dead, live[order[n:] - n]])
+    return np.concatenate([dead, live])[order]
+
+
 def make_results(sampler, state, record, settings) -> Results:
     du, dtheta, dlogl, dbirth, dthread, duid, dparent, _ = record.dead_arrays()
-    u = np.concatenate([du, state.u])
-    theta = np.concatenate([dtheta, state.theta])
     logl = np.concatenate([dlogl, state.logl])
     birth = np.concatenate([dbirth, state.logl_birth])
     thread = np.concatenate([dthread, state.thread])
@@ -88,7 +96,7 @@ def make_results(sampler, state, record, settings) -> Results:
     boot = evidence.bootstrap_logz(logl, birth, thread, post)
     err_boot = float(np.std(boot))
     weights = evidence.posterior_weights(ev)
-    dead = DeadPoints(u[order], theta[order], logl[order], birth[order])
+    dead = DeadPoints(_ordered(du, state.u, order), _ordered(dtheta, state.theta, order), logl[order], birth[order])
     ess_all = posterior_ess(ev, weights, dead, uid[order], parent[order])
     ess = float(ess_all.min())
     sample_idx = evidence.equal_weight_indices(weights, post, size=max(1, int(ess)))
