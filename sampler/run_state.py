@@ -22,9 +22,12 @@ class GrowingRows:
         self.buffers = None
 
     def append(self, chunk):
+        """Add the rows of ``chunk`` (arrays of equal length). The first chunk is kept as it is, without a copy (a
+        resumed run's dead points, read from its checkpoint): the caller must not change its arrays after."""
         rows = chunk[0].shape[0]
         if self.buffers is None:
-            self.buffers = tuple(np.empty((0,) + c.shape[1:], c.dtype) for c in chunk)
+            self.buffers, self.size = tuple(chunk), rows
+            return
         dtypes = [np.result_type(b.dtype, c.dtype) for b, c in zip(self.buffers, chunk)]
         if self.size + rows > self.buffers[0].shape[0] or any(t != b.dtype for t, b in zip(dtypes, self.buffers)):
             capacity = max(int(GROWTH * (self.size + rows)), 64)
