@@ -148,6 +148,7 @@ def cmd_run(args) -> int:
     clock = StageClock()  # "startup": process start to here
     from nestgrad.sampler import config as cfg
     from nestgrad.sampler.checkpoint import CheckpointWriteError
+    from nestgrad.sampler.progress import LARGE_RUN
     from nestgrad.sampler.run_folder import RESULTS_JSON, RunFolderError, write_results_json, write_run_folder
 
     config = _with_overrides(cfg.load(args.config), args)
@@ -219,6 +220,8 @@ def cmd_run(args) -> int:
     clock.skip()  # compile, sampling and evidence are timed by the sampler (results.timing)
     cfg.finish_results(results, config, problem)
     results.settings["config_digest"] = config_digest(config)
+    if not args.quiet and sys.stderr.isatty() and results.dead.logl.size >= LARGE_RUN:
+        print(f"nestgrad: writing the run folder {outdir} ({results.dead.logl.size} points) ...", file=sys.stderr)
     try:
         write_run_folder(results, outdir)
         if report is not None:

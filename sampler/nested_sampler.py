@@ -26,7 +26,7 @@ from .hmc_settings import HMCSettings
 from .ghosts import Ghosts
 from .nested import AllLiveTied, NSState, Proposal, step
 from .priors import Prior
-from .progress import Progress
+from .progress import LARGE_RUN, Progress
 from .results import Results
 from .run_results import NAN_WARNING_FRACTION, make_results
 from .rng import seed_chain_states
@@ -388,6 +388,9 @@ class NestedSampler:
         t_end = time.perf_counter()
         record.wall_time += t_end - t_start
         ranks = pool.statistics() if pool is not None else None
+        points = record.dead.size + state.logl.size
+        if points >= LARGE_RUN:
+            bar.stage(f"computing the evidence, its errors and the effective sample size of {points} points")
         results = self._results(state, record, settings)
         if tied is not None:
             warnings.warn(f"the run ended on a plateau: all {tied[1]} live points (the live set widened to find a "

@@ -3,6 +3,10 @@
 import sys
 import time
 
+# Points (dead and final live) from which a run says on the terminal what it does after its last iteration: at
+# 3.9M points in 30-D the evidence, errors and ESS took 10-20 s and the run folder 25-30 s with nothing shown.
+LARGE_RUN = 1_000_000
+
 
 class Progress:
     """Shows iteration, logL*, logZ, remaining dlogz and evaluations per second when enabled and stderr is a
@@ -33,6 +37,13 @@ class Progress:
         if self._bar is not None:
             self._bar.write(f"nestgrad: {text} ...", file=self._stream)
             self._bar.refresh()
+
+    def stage(self, text: str) -> None:
+        """A line saying what a long stage after the iterations does (the bar is closed by then); nothing when
+        disabled."""
+        if self.enabled:
+            self._stream.write(f"nestgrad: {text} ...\n")
+            self._stream.flush()
 
     def update(self, niter: int, logl_star: float, logz: float, logz_remain: float, nlike: int,
                nnan: int = 0) -> None:

@@ -205,3 +205,34 @@ def test_thread_count_does_not_change_results(reference, threads):
     chooser.trials = 0
     chooser.threads = 1 if threads == "one" else chooser.max_threads
     assert_identical(reference, sampler.run(dlogz=0.5, progress=False))
+
+
+def test_stage_lines_only_on_a_terminal():
+    import io
+
+    from nestgrad.sampler.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, pipe = Terminal(), io.StringIO()
+    for stream in (tty, pipe):
+        bar = Progress(True, 0.1, stream=stream)
+        bar.close()
+        bar.stage("computing the evidence of 4000000 points")
+    assert tty.getvalue().endswith("nestgrad: computing the evidence of 4000000 points ...\n")
+    assert pipe.getvalue() == ""
+
+
+def test_a_large_run_says_what_it_computes_after_its_iterations(monkeypatch, capsys):
+    from nestgrad.sampler import nested_sampler
+    from nestgrad.sampler.progress import Progress
+
+    shown = []
+    monkeypatch.setattr(Progress, "stage", lambda self, text: shown.append(text))
+    monkeypatch.setattr(nested_sampler, "LARGE_RUN", 1)  # every run is large
+    NestedSampler(PROB, PROB.prior, seed=5, **KW).run(dlogz=0.5, progress=False, max_iter=3)
+    monkeypatch.setattr(nested_sampler, "LARGE_RUN", 10 ** 9)
+    NestedSampler(PROB, PROB.prior, seed=5, **KW).run(dlogz=0.5, progress=False, max_iter=3)
+    assert len(shown) == 1 and "evidence" in shown[0]
