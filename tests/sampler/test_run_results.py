@@ -14,6 +14,6 @@ def test_ordered_points_are_the_sorted_concatenation(dead_in_order):
     logl = np.concatenate([dead_logl, live_logl])
     order = evidence.sort_dead(logl, None)
     dead, live = rng.random((50, 3)), rng.random((20, 3))
-    got = run_results._ordered(dead, live, order)
+    got = run_results._ordered([dead[:20], dead[20:20], dead[20:]], live, order)  # the chunks the points died in
     np.testing.assert_array_equal(got, np.concatenate([dead, live])[order])
     np.testing.assert_array_equal(np.concatenate([dead_logl, live_logl])[order], np.sort(logl))
