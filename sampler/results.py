@@ -72,6 +72,7 @@ class Results:
     timing: dict = field(default_factory=dict)
     mpi: dict | None = None  # runs over MPI ranks: per-rank chains, busy/waiting seconds, idle fraction (mpi_pool)
     insertion: dict | None = None  # the insertion-rank test of the proposals (sampler.insertion.rank_report)
+    sample_logl: np.ndarray | None = None  # logL of each equal-weight sample (None: looked up among the dead points)
 
     @property
     def nan_fraction(self) -> float:

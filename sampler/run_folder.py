@@ -77,7 +77,9 @@ def dead_birth_table(results) -> np.ndarray:
 def equal_weights_table(results) -> np.ndarray:
     """PolyChord `<name>_equal_weights.txt`: 1, -2 logL, params for each equal-weight sample."""
     samples = np.asarray(results.samples, dtype=float).reshape(-1, len(results.params))
-    logl = _logl_of_samples(samples, results.dead.theta, results.dead.logl)
+    known = results.sample_logl
+    logl = (np.asarray(known, dtype=float) if known is not None and len(known) == len(samples)
+            else _logl_of_samples(samples, results.dead.theta, results.dead.logl))
     return np.column_stack([np.ones(len(samples)), -2.0 * logl, samples])
 
 
@@ -167,6 +169,8 @@ def write_diagnostics(results, path) -> None:
         "weights": np.asarray(results.weights, dtype=float),
         "samples": np.asarray(results.samples, dtype=float),
     }
+    if results.sample_logl is not None:
+        arrays["sample_logl"] = np.asarray(results.sample_logl, dtype=float)
     for key, value in (results.diagnostics or {}).items():
         arrays[_DIAG_PREFIX + key] = np.asarray(value)
     _atomic_write(path, lambda handle: np.savez(handle, **arrays))
@@ -203,9 +207,9 @@ def read_run_folder(outdir):
     if weights is None:  # text-only folder: recover the normalised weights from the weighted chain
         weights = read_weighted_chain(_with_suffix(root, ".txt"), len(params))[0]
         weights = weights / weights.sum()
-    samples = arrays.get("samples")
+    samples, sample_logl = arrays.get("samples"), arrays.get("sample_logl")
     if samples is None:
-        samples = read_equal_weights(_with_suffix(root, "_equal_weights.txt"), len(params))[1]
+        sample_logl, samples = read_equal_weights(_with_suffix(root, "_equal_weights.txt"), len(params))
     return Results(
         name=name, params=list(params), latex=dict(info.get("latex") or {}),
         logz=info["logz"], logz_err=info["logz_err"], information=info["information"],
@@ -217,6 +221,7 @@ def read_run_folder(outdir):
         logz_err_prior_share=info.get("logz_err_prior_share"),
         ess=info.get("ess"), ess_params=info.get("ess_params"), nnan=int(info.get("nnan", 0)), clusters=list(info.get("clusters") or []),
         timing=dict(info.get("timing") or {}), mpi=info.get("mpi"), insertion=info.get("insertion"),
+        sample_logl=sample_logl,
     )
 
 

@@ -124,4 +124,4 @@ def make_results(sampler, state, record, settings) -> Results:
         logz_err_shrinkage=ev.logz_err, logz_err_bootstrap=err_boot, logz_err_prior_share=err_share, ess=ess,
         ess_params=dict(zip(sampler.params, (float(e) for e in ess_all[:-1]))),
         nnan=record.nnan,
-        clusters=clusters, insertion=ranks)
+        clusters=clusters, insertion=ranks, sample_logl=dead.logl[sample_idx])

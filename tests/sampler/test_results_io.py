@@ -37,3 +37,15 @@ def test_anesthetic_reads_the_run_and_agrees_on_logz(saved):
     chains = anesthetic.read_chains(os.path.join(outdir, res.name))
     assert len(chains) == res.dead.logl.size
     assert abs(float(chains.logZ()) - res.logz) < 0.02  # same E[log X] from the same (logl, logl_birth)
+
+
+def test_equal_weight_samples_carry_the_logl_of_the_dead_points_they_are(saved):
+    from nestgrad.sampler import run_folder
+
+    res, outdir = saved
+    assert res.sample_logl is not None and len(res.sample_logl) == len(res.samples)
+    looked_up = run_folder._logl_of_samples(res.samples, res.dead.theta, res.dead.logl)  # by each row's bits
+    np.testing.assert_array_equal(res.sample_logl, looked_up)
+    table = np.loadtxt(os.path.join(outdir, f"{res.name}_equal_weights.txt"), ndmin=2)
+    np.testing.assert_allclose(-0.5 * table[:, 1], res.sample_logl, rtol=1e-15)
+    np.testing.assert_array_equal(Results.load(outdir).sample_logl, res.sample_logl)
