@@ -180,16 +180,20 @@ def _half_vg(theta, data, grad, scratch):
     return problems._gauss_value_and_grad(theta, data, grad, scratch)
 
 
-def test_progress_bar_only_on_a_terminal():
+def _terminal_and_pipe():
     import io
-
-    from nestgrad.sampler.progress import Progress
 
     class Terminal(io.StringIO):
         def isatty(self):
             return True
 
-    tty, pipe = Terminal(), io.StringIO()
+    return Terminal(), io.StringIO()
+
+
+def test_progress_bar_only_on_a_terminal():
+    from nestgrad.sampler.progress import Progress
+
+    tty, pipe = _terminal_and_pipe()
     for stream in (tty, pipe):
         bar = Progress(True, 0.1, stream=stream)
         bar.update(12, -3.5, -1.25, 0.7, 4000)
@@ -208,15 +212,9 @@ def test_thread_count_does_not_change_results(reference, threads):
 
 
 def test_stage_lines_only_on_a_terminal():
-    import io
-
     from nestgrad.sampler.progress import Progress
 
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
-
-    tty, pipe = Terminal(), io.StringIO()
+    tty, pipe = _terminal_and_pipe()
     for stream in (tty, pipe):
         bar = Progress(True, 0.1, stream=stream)
         bar.close()
