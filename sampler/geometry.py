@@ -106,9 +106,9 @@ def _cluster_shape(points, dense, reference, cov=None, mean=None):
 
 def build(points, labels, dense=True, cov=None, pool=True, mean=None) -> Geometry:
     """Geometry of the live points ``points`` (n, d) grouped by ``labels`` (0..C-1, every label present); ``cov``,
-    ``mean``: the covariance and mean of all the points when already known (used when they are one cluster). ``pool``: group the
-    points for the pair slice moves; without (runs that make none), the points are neither sorted every iteration
-    nor sent to other MPI ranks or the GPU."""
+    ``mean``: the covariance and mean of all the points when already known (used when they are one cluster).
+    ``pool``: group the points for the pair slice moves; without (runs that make none), the points are neither
+    sorted every iteration nor sent to other MPI ranks or the GPU."""
     points = np.asarray(points, dtype=np.float64)
     d = points.shape[1]
     nclusters = int(labels.max()) + 1

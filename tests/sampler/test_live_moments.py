@@ -62,7 +62,8 @@ def test_a_run_carrying_the_moments_resumes_bit_for_bit(tmp_path, monkeypatch):
         np.testing.assert_array_equal(getattr(resumed.dead, field), getattr(whole.dead, field))
 
 
-@pytest.mark.parametrize("make", [lambda: problems.gaussian(10), lambda: problems.shells(5)], ids=["gauss10", "shells5"])
+@pytest.mark.parametrize("make", [lambda: problems.gaussian(10), lambda: problems.shells(5)],
+                         ids=["gauss10", "shells5"])
 def test_runs_carrying_the_moments_keep_the_evidence(make, monkeypatch):
     monkeypatch.setattr(live_moments, "RUNNING_FROM", 0)
     problem = make()
