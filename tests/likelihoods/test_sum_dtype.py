@@ -12,15 +12,23 @@ from nestgrad.sampler.cli import main
 
 
 def test_float64_sums_bring_a_float32_likelihood_to_the_float64_values():
-    b = builtin.get("gaussian4d", n=200_000)
+    # 2e6 points: float32 sums then lose precision however the compiler splits them over SIMD lanes (with fast-math
+    # reassociation; at 2e5 points, 16-lane partial sums on an AVX-512 machine came within 4x of float64 sums).
+    n = 2_000_000
+    b = builtin.get("gaussian4d", n=n)
     thetas = np.array([[0.51, 0.49, 0.11, 0.09], [0.5, 0.5, 0.1, 0.1]], np.float32).astype(np.float64)
     ref, ref_grad = (a.copy() for a in b.likelihood(backend="cpu", dtype="float64").logl_and_grad(thetas))
+    # A gradient's error against the size of its sums (n / sigma of the row), not against the gradient itself,
+    # which nearly vanishes at the truth (the second theta).
+    scale = n / thetas[:, [2, 3, 2, 3]]
     errors = {}
     for sums in (None, "float64"):
         values, grads = b.likelihood(backend="cpu", dtype="float32", sum_dtype=sums).logl_and_grad(thetas)
-        errors[sums] = (np.max(np.abs(values - ref) / np.abs(ref)), np.max(np.abs(grads - ref_grad) / np.abs(ref_grad)))
-    assert errors["float64"][0] < 3e-7 and errors["float64"][1] < 2e-5, errors
-    assert errors[None][1] > 5 * errors["float64"][1], errors
+        errors[sums] = (np.max(np.abs(values - ref) / np.abs(ref)), np.max(np.abs(grads - ref_grad) / scale))
+    eps32 = np.finfo(np.float32).eps
+    # float64 sums: what is left is float32 rounding of single terms (the per-sample reciprocals), ~eps32
+    assert errors["float64"][0] < eps32 and errors["float64"][1] < eps32, errors
+    assert errors[None][0] > 5 * errors["float64"][0] and errors[None][1] > 5 * errors["float64"][1], errors
 
 
 def test_sum_dtype_refusals():
