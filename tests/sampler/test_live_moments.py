@@ -70,3 +70,14 @@ def test_runs_carrying_the_moments_keep_the_evidence(make, monkeypatch):
     for seed in range(2):
         r = NestedSampler(problem, problem.prior, nlive=400, seed=seed).run(dlogz=0.1, progress=False)
         assert abs(r.logz - problem.logz) <= 3 * r.logz_err, (seed, r.logz, problem.logz, r.logz_err)
+
+
+def test_a_large_run_at_the_default_threshold_carries_them_and_keeps_the_evidence():
+    # 12,000 live points: the survivors (10,800) pass RUNNING_FROM, so the moments are carried from the first
+    # iteration on, refreshed every REFRESH_EVERY, as in any run of that size.
+    problem = problems.gaussian(5)
+    carried = []
+    r = NestedSampler(problem, problem.prior, nlive=12_000, seed=0).run(
+        dlogz=0.1, progress=False, callback=lambda niter, state, info: carried.append(state.moments.shape == (7, 5)))
+    assert all(carried) and len(carried) > 2 * live_moments.REFRESH_EVERY
+    assert abs(r.logz - problem.logz) <= 3 * r.logz_err, (r.logz, problem.logz, r.logz_err)
