@@ -87,13 +87,14 @@ class RunRecord:
         """Non-finite likelihood values seen: initial draws plus chains."""
         return int(self.initial_nan + sum(self.diag["nnan"]))
 
+    def _no_dead(self):
+        d = self.ndim
+        return (np.empty((0, d)), np.empty((0, d)), np.empty(0), np.empty(0)) + tuple(
+            np.empty(0, np.int64) for _ in DEAD_FIELDS[4:])
+
     def dead_arrays(self):
         """The DEAD_FIELDS (u, theta, logl, birth, thread, uid, parent, label) of the dead points in death order."""
-        if self.dead.size == 0:
-            d = self.ndim
-            return (np.empty((0, d)), np.empty((0, d)), np.empty(0), np.empty(0)) + tuple(
-                np.empty(0, np.int64) for _ in DEAD_FIELDS[4:])
-        return self.dead.arrays()
+        return self.dead.arrays() if self.dead.size else self._no_dead()
 
     def diagnostics(self) -> dict:
         out = {key: np.asarray(self.diag[key], dtype=np.int64 if key in _INT_KEYS else np.float64)
@@ -106,8 +107,8 @@ class RunRecord:
 
     def dead_parts(self, field) -> list:
         """The chunks of one of the DEAD_FIELDS (by name), in death order, without joining them."""
-        return self.dead.parts(DEAD_FIELDS.index(field)) if self.dead.size else [self.dead_arrays()[
-            DEAD_FIELDS.index(field)]]
+        i = DEAD_FIELDS.index(field)
+        return self.dead.parts(i) if self.dead.size else [self._no_dead()[i]]
 
     def arrays(self) -> dict:
         """The checkpoint's arrays of the record; the dead points' as :class:`~sampler.checkpoint.Stacked` chunks."""

@@ -2,6 +2,7 @@
 gradients stay right (finite differences, jit vs Python), and each pass does what it claims on tiny kernels."""
 import re
 
+import numba
 import numpy as np
 import pytest
 
@@ -212,7 +213,6 @@ def _backward_branch_regions(ptx):
 
 
 def test_cuda_float32_gauss_loops_do_not_divide():
-    numba = pytest.importorskip("numba")
     from numba import cuda
     dev = from_text(GAUSS).cuda(dtype="float32")
     f32 = numba.float32
@@ -225,7 +225,6 @@ def test_cuda_float32_gauss_loops_do_not_divide():
 
 @pytest.mark.parametrize("dtype,vector", [("float64", r"<\d+ x double>"), ("float32", r"<\d+ x float>")])
 def test_fused_gauss_loop_vectorises(dtype, vector):
-    numba = pytest.importorskip("numba")
     from nestgrad.ad.derivative import DEFAULT_FASTMATH
     module = from_text(GAUSS).jit(dtype=dtype).module
     # an uncached dispatcher (inspection is disabled for functions loaded from numba's cache)
