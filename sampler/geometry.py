@@ -25,6 +25,12 @@ import numpy as np
 from .clustering import find_clusters
 from .triangular import lower_solve
 
+
+def is_resident(points) -> bool:
+    """Whether ``points`` are rows kept on the GPU (``sampler.live_device.ResidentRows``; tested by attribute, so
+    that CPU runs never import CUDA)."""
+    return getattr(points, "resident", False)
+
 # Volume factor of the bounding ellipsoids beyond the outermost live point: margin for the part of the contour
 # between the outermost points and the contour itself (which matters most for small modes with few points,
 # in few dimensions), at a fixed cost in jump acceptance (a fixed radius factor 1.1 costs 6.7x at d = 20).
@@ -108,10 +114,13 @@ def build(points, labels, dense=True, cov=None, pool=True, mean=None) -> Geometr
     """Geometry of the live points ``points`` (n, d) grouped by ``labels`` (0..C-1, every label present); ``cov``,
     ``mean``: the covariance and mean of all the points when already known (used when they are one cluster).
     ``pool``: group the points for the pair slice moves; without (runs that make none), the points are neither
-    sorted every iteration nor sent to other MPI ranks or the GPU."""
-    points = np.asarray(points, dtype=np.float64)
-    d = points.shape[1]
+    sorted every iteration nor sent to other MPI ranks or the GPU. ``points`` may be rows kept on the GPU
+    (``sampler.live_device``): one cluster of known mean and covariance is then measured there, anything else on
+    the host."""
     nclusters = int(labels.max()) + 1
+    if not (is_resident(points) and nclusters == 1 and cov is not None and mean is not None and not pool):
+        points = np.asarray(points, dtype=np.float64)
+    d = points.shape[1]
     members = [points] if nclusters == 1 else [points[labels == c] for c in range(nclusters)]
     largest = max(range(len(members)), key=lambda c: len(members[c]))
     ref_shape = None
@@ -187,6 +196,8 @@ def max_whitened_norm2(points, mean, chol, diagonal) -> float:
     ``diagonal``): the squared Mahalanobis radius that holds every point. One pass over the points, without the
     centred and whitened copies (30 ms -> 3 ms an iteration at nlive 1e5 in 30-D with a diagonal metric)."""
     inverse = np.diag(1.0 / np.diag(chol)) if diagonal else np.linalg.inv(chol)  # as lower_solve whitens
+    if is_resident(points):
+        return points.max_whitened_norm2(mean, inverse, diagonal)
     return float(_max_norm2(np.ascontiguousarray(points, dtype=np.float64), np.ascontiguousarray(mean), inverse,
                             bool(diagonal)))
 
@@ -218,7 +229,8 @@ def correlated(points, cov=None) -> bool:
     when already known). A dense metric costs O(d^2) per direction, reflection and jump where a diagonal one costs
     O(d): on the isotropic 30-D Gaussian it made sampling several times slower for nothing. The noise of a
     correlation from n points is ~ 1/sqrt(n) (0.05 for 450), far below the threshold."""
-    points = np.asarray(points, dtype=np.float64)
+    if cov is None:
+        points = np.asarray(points, dtype=np.float64)
     if points.shape[1] < 2 or points.shape[0] < 3:
         return False
     corr = covariance(points) if cov is None else cov.copy()

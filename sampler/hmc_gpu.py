@@ -53,25 +53,28 @@ class DeviceMemoryError(ValueError):
     """The GPU has too little free memory for the chains (the message says how much is needed and what to lower)."""
 
 
-def chain_memory_bytes(nchains, ndim, dtype, scratch_size) -> int:
+def chain_memory_bytes(nchains, ndim, dtype, scratch_size, live_rows=0) -> int:
     """Device bytes :class:`GpuChainKernel` holds for ``nchains`` chains: its work arrays (seven float64 and two
     ``dtype`` values per chain and parameter, and each chain's scratch row) and one iteration's staged inputs and
-    outputs (start and end points, end points' parameters, per-chain scalars, RNG states and statistics)."""
+    outputs (start and end points, end points' parameters, per-chain scalars, RNG states and statistics); with
+    ``live_rows``, the live set kept on the device too (``sampler.live_device``: u and theta, float64)."""
     item = np.dtype(dtype).itemsize
     work = nchains * ndim * (7 * 8 + 2 * item) + nchains * max(int(scratch_size), 1) * item
     staged = nchains * (ndim * (2 * 8 + item) + 8 * (4 + 2 + NSTATS))
-    return int(work + staged)
+    return int(work + staged + live_rows * ndim * 2 * 8)
 
 
-def check_device_memory(cuda_module, nchains, ndim, dtype, scratch_size) -> None:
-    """Raise :class:`DeviceMemoryError` when the current device has less free memory than the chains need."""
+def check_device_memory(cuda_module, nchains, ndim, dtype, scratch_size, live_rows=0) -> None:
+    """Raise :class:`DeviceMemoryError` when the current device has less free memory than the chains (and
+    ``live_rows`` live points kept on the device) need."""
     free, _ = cuda_module.current_context().get_memory_info()
-    needed = chain_memory_bytes(nchains, ndim, dtype, scratch_size)
+    needed = chain_memory_bytes(nchains, ndim, dtype, scratch_size, live_rows)
     if needed > free:
         raise DeviceMemoryError(
             f"the GPU has {free / 2 ** 30:.2f} GiB free and the chains need {needed / 2 ** 30:.2f} GiB "
             f"({nchains} chains of {ndim} parameters, {np.dtype(dtype).name}, {int(scratch_size)} scratch values "
-            f"each); lower nlive or delete_fraction (chains = delete_fraction x nlive), or use the cpu backend")
+            f"each{f', and {int(live_rows)} live points' if live_rows else ''}); lower nlive or delete_fraction "
+            f"(chains = delete_fraction x nlive), or use the cpu backend")
 
 
 # The kernel around the device function ``chain``, as text: compiled from a generated file (numba-cuda's disk cache
@@ -128,9 +131,9 @@ class GpuChainKernel:
     one thread per chain, and copies end points, statistics and the advanced RNG states back into the host
     arrays the caller passed (so checkpoints and determinism work as on the CPU)."""
 
-    def __init__(self, kernels, prior_codes, prior_args, nchains, ndim):
+    def __init__(self, kernels, prior_codes, prior_args, nchains, ndim, live_rows=0):
         placement.select_device(cuda)
-        check_device_memory(cuda, nchains, ndim, kernels.dtype, kernels.scratch_size)
+        check_device_memory(cuda, nchains, ndim, kernels.dtype, kernels.scratch_size, live_rows)
         self.cuda = cuda
         self.kernel = make_gpu_chain_kernel(kernels.value, kernels.value_and_grad)
         dtype = np.dtype(kernels.dtype)
@@ -156,15 +159,24 @@ class GpuChainKernel:
         return rows
 
     def __call__(self, u_start, logl_start, logl_star, step_sizes, ctrl, rng_states, data, codes, args,
-                 g_mean, g_chol, g_cov, g_radius2, g_cdf, g_pool, g_pool_start, *host_work):
+                 g_mean, g_chol, g_cov, g_radius2, g_cdf, g_pool, g_pool_start, *host_work, into=None):
+        """As the CPU ``advance``; with ``u_start`` a ``sampler.live_device.ResidentRows`` (the live set kept on
+        the device), the starts are gathered there and the end points' ``u`` and ``theta`` are written to the
+        store's slots ``into``: only ``out_u`` of the host outputs' rows is copied back (``out_theta`` is not)."""
         check_ctrl(ctrl)
         cuda = self.cuda
         outs = host_work[-5:]  # out_u, out_theta, out_logl, out_cluster, stats
         nchains = u_start.shape[0]
         if nchains == 0:
             return
-        inputs = [self._rows(name, np.ascontiguousarray(a), True) for name, a in
-                  (("u_start", u_start), ("logl_start", logl_start), ("step_sizes", step_sizes))]
+        resident = into is not None
+        if resident:
+            d_start = u_start.store.gather_device(u_start.source, u_start.slots,
+                                                  self._rows("u_start", outs[0], False))
+        else:
+            d_start = self._rows("u_start", np.ascontiguousarray(u_start), True)
+        inputs = [d_start] + [self._rows(name, np.ascontiguousarray(a), True) for name, a in
+                              (("logl_start", logl_start), ("step_sizes", step_sizes))]
         d_rng = self._rows("rng", rng_states, True)
         d_out = [self._rows(f"out{i}", a, False) for i, a in enumerate(outs)]
         geometry = [cuda.to_device(np.ascontiguousarray(a))
@@ -173,6 +185,9 @@ class GpuChainKernel:
         configured(self.kernel, blocks, _THREADS_PER_BLOCK)(
             inputs[0], inputs[1], float(logl_star), inputs[2], cuda.to_device(np.ascontiguousarray(ctrl)), d_rng,
             data, self.codes, self.args, *geometry, *self.work, *d_out)
-        for host, dev in zip(outs, d_out):
-            dev.copy_to_host(host)
+        if resident:
+            u_start.store.put_rows(np.ascontiguousarray(into, dtype=np.int64), d_out[0], d_out[1])
+        for i, (host, dev) in enumerate(zip(outs, d_out)):
+            if not (resident and i == 1):
+                dev.copy_to_host(host)
         d_rng.copy_to_host(rng_states)

@@ -158,6 +158,7 @@ class Proposal(NamedTuple):
     dense: bool
     logl_at: object  # logl_at(u) -> log-likelihoods of unit-cube points (m, d): the connectivity test's
     neighbours: object = clustering.local_neighbours  # the kNN rows of the clustering (split over MPI ranks)
+    live_store: object = None  # a sampler.live_device.DeviceLiveStore when the live set stays on the GPU
 
 
 def reclusters(state, settings) -> bool:
@@ -238,12 +239,20 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     labels, nlike_joins = _survivor_labels(state, survivors, settings, logl_star, proposal)
     ws = proposal.workspace
     ns = survivors.size
-    new_u, new_theta = _survivors_first(state.u, survivors, ws.out_u), _survivors_first(state.theta, survivors,
-                                                                                        ws.out_theta)
-    survivor_u = new_u[:ns]
-    dead_u = state.u[removed]
+    resident = geo.is_resident(state.u)  # the live set's rows on the GPU (sampler.live_device)
+    # (copied to the host before the chains reuse the dead points' device rows)
+    dead_u, dead_theta = state.u[removed], state.theta[removed]
+    if resident:
+        new_u, new_theta = _resident_rows(state.u, state.theta, removed, survivors, k)
+        survivor_u = new_u.rows(new_u.slots[:ns])
+    else:
+        new_u, new_theta = _survivors_first(state.u, survivors, ws.out_u), _survivors_first(state.theta, survivors,
+                                                                                            ws.out_theta)
+        survivor_u = new_u[:ns]
     moments = live_moments.survivors(state.moments, state.iteration, dead_u, survivor_u)
     if moments is None:
+        if resident:  # a small live set: everything below on the host, as without residency
+            survivor_u = np.asarray(survivor_u)
         mean, cov = None, geo.covariance(survivor_u)
     else:
         mean, cov = live_moments.mean_cov(moments, ns)
@@ -258,10 +267,16 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     ctrl[CTRL_JUMPS], ctrl[CTRL_DENSE], ctrl[CTRL_SLICES] = state.jumps, int(dense), settings.axis_slices
     ctrl[CTRL_PAIR_SLICES], ctrl[CTRL_RADIAL_SLICES] = settings.pair_slices, settings.radial_slices
     chain_rng = state.chain_rng.copy()
-    u_start = np.ascontiguousarray(state.u[starts])
     logl_start = state.logl[starts]
-    proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
-                     proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays())
+    if resident:  # the chains read their starts and write their end points in device memory
+        u_start = state.u.rows(state.u.slots[starts])
+        proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
+                         proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays(),
+                         into=new_u.slots[ns:])
+    else:
+        u_start = np.ascontiguousarray(state.u[starts])
+        proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
+                         proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays())
 
     stats = ws.stats
     steps = int(stats[:, STAT_STEPS].sum())
@@ -270,7 +285,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     rho_coord, rho_logl = decorrelation.chain_correlation(geometry, u_start, ws.out_u, logl_start, ws.out_logl)
     rho = np.array([decorrelation.smooth(state.rho[0], rho_coord), decorrelation.smooth(state.rho[1], rho_logl)])
     info = NSInfo(
-        dead_u=dead_u, dead_theta=state.theta[removed], dead_logl=state.logl[removed],
+        dead_u=dead_u, dead_theta=dead_theta, dead_logl=state.logl[removed],
         dead_birth=state.logl_birth[removed], dead_thread=state.thread[removed], dead_uid=state.uid[removed],
         dead_parent=state.parent[removed], dead_label=state.labels[removed],
         nlive_before=n, logl_star=logl_star, step_size=float(state.step_size), n_steps=int(state.n_steps),
@@ -287,7 +302,8 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     reused = min(m, k)
     new_threads = np.concatenate([state.thread[removed[:reused]],
                                   state.next_thread + np.arange(k - reused, dtype=np.int64)])
-    new_u[ns:], new_theta[ns:] = ws.out_u, ws.out_theta
+    if not resident:
+        new_u[ns:], new_theta[ns:] = ws.out_u, ws.out_theta
     new_state = NSState(
         u=new_u,
         theta=new_theta,
@@ -317,6 +333,15 @@ def _survivors_first(array, survivors, new):
     out = np.empty((survivors.size + new.shape[0],) + array.shape[1:], np.result_type(array, new))
     np.take(array, survivors, axis=0, out=out[:survivors.size], mode="clip")
     return out
+
+
+def _resident_rows(u, theta, removed, survivors, k):
+    """The next live set's device rows: the survivors' slots, then ``k`` for the new points (the dead points'
+    slots first; their rows are on the host by now)."""
+    store = u.store
+    store.release(u.slots[removed])
+    slots = np.concatenate([u.slots[survivors], store.take(k)])
+    return u.rows(slots), theta.rows(slots)
 
 
 def _ghosts(state, removed, survivors, dense, proposal, settings):

@@ -189,13 +189,17 @@ class NestedSampler:
         dtype = np.dtype(kern.dtype)
         codes, args = self.prior.codes, self.prior.args
         warm, warm_evaluate = self._warm_up()
-        origin, child_seconds = "gpu", None
+        origin, child_seconds, live_store = "gpu", None, None
         if self.backend == "gpu":
             from .hmc_gpu import DeviceMemoryError, GpuChainKernel
+            from . import live_device
+            # The live set stays on the GPU (sampler.live_device) unless MPI ranks share the chains.
+            live_rows = self.nlive + self.k if pool is None and live_device.ENABLED else 0
             try:
-                advance = GpuChainKernel(kern, codes, args, self.k, self.ndim)
+                advance = GpuChainKernel(kern, codes, args, self.k, self.ndim, live_rows)
             except DeviceMemoryError as error:
                 raise SamplerError(f"backend gpu: {error}") from None
+            live_store = live_device.DeviceLiveStore(live_rows, self.ndim) if live_rows else None
             like = self.likelihood
 
             def evaluate(thetas, data, theta_buf, scratch, out):
@@ -227,7 +231,7 @@ class NestedSampler:
             pool.loaded()  # rank 0 waits for this in announce_ready
         self._evaluate = evaluate
         self._proposal = Proposal(advance, self._workspace, kern.data, codes, args, self.k, self.nlive, self.dense,
-                                  self._logl_at, neighbours)
+                                  self._logl_at, neighbours, live_store)
         self.compile_info = {"seconds": time.perf_counter() - start + self._prepare_seconds, "kernel": origin}
         if child_seconds is not None:
             self.compile_info["child"] = child_seconds
@@ -346,6 +350,8 @@ class NestedSampler:
             generator = np.random.default_rng(self.seed)
             state, drawn, offset, nan = self._initial_state(generator)
             record = RunRecord.start(self.ndim, self.k, drawn, offset, nan)
+        if proposal.live_store is not None:
+            state = state._replace(**dict(zip(("u", "theta"), proposal.live_store.adopt(state.u, state.theta))))
         running = evidence.RunningEvidence(record.running_logz, record.running_log_x)
         last_checkpoint = time.perf_counter()
         tied = None
@@ -385,6 +391,7 @@ class NestedSampler:
                     self._save(checkpoint, state, generator, record, settings, time.perf_counter() - t_start)
         finally:
             bar.close()
+        state = state._replace(u=np.asarray(state.u), theta=np.asarray(state.theta))  # from the GPU when kept there
         t_end = time.perf_counter()
         record.wall_time += t_end - t_start
         ranks = pool.statistics() if pool is not None else None

@@ -37,9 +37,9 @@ def main():
     def timed_step(state, generator, proposal, settings):
         inner = proposal.advance
 
-        def advance(*args):
+        def advance(*args, **options):
             start = time.perf_counter()
-            inner(*args)
+            inner(*args, **options)
             chains.append(time.perf_counter() - start)
 
         start = time.perf_counter()

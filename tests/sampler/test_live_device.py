@@ -1,0 +1,57 @@
+"""The live set kept on the GPU (sampler/live_device.py) under the CUDA simulator, in a subprocess because
+NUMBA_ENABLE_CUDASIM must be set before numba is first imported: the same dead points as the GPU path with the
+live set on the host, bit for bit, while the host receives far fewer rows."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+K = 3  # chains per iteration in the check script's runs (nlive 30, delete_fraction 0.1)
+RECLUSTER_EVERY, REFRESH_EVERY = 10, 16  # the default clustering interval and live_moments.REFRESH_EVERY
+
+
+@pytest.fixture(scope="module")
+def report():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, os.path.join(HERE, "live_device_check.py")], capture_output=True,
+                         text=True, env=env, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("problem", ["gaussian", "two_modes", "plateaus"])
+def test_resident_live_set_gives_the_host_live_sets_dead_points_bit_for_bit(report, problem):
+    r = report[problem]
+    assert r["same"] and r["points"] > 60
+
+
+def test_between_refreshes_only_the_dead_rows_and_the_measured_starts_come_back(report):
+    """On an iteration that neither reclusters nor refreshes the moments, the host gets the dead points' u and
+    theta, the chains' starts (the correlation measures them all when there are few) and one row (the geometry's
+    unused pool), not the survivors; on those that do, the survivors too."""
+    copied = report["gaussian"]["copied"]
+    before = 0
+    quiet = 0
+    for rows, nlive_before, ndead, iteration, _, _ in copied:
+        delta, before = rows - before, rows
+        if iteration % RECLUSTER_EVERY and iteration % REFRESH_EVERY:
+            assert delta == 2 * ndead + K + 1 < nlive_before, (iteration, delta)
+            quiet += 1
+        else:
+            assert delta > nlive_before - ndead  # the survivors were gathered for the clustering or the sums
+    assert quiet >= 12
+
+
+def test_several_clusters_and_a_widening_live_set_take_the_host_paths_and_the_store_grows(report):
+    assert max(c[4] for c in report["two_modes"]["copied"]) == 2
+    plateau = report["plateaus"]["copied"]
+    assert plateau[-1][5] > plateau[0][5] and max(c[1] for c in plateau) > 60  # widened past 2x its capacity
+
+
+def test_resuming_a_resident_run_from_its_checkpoint_gives_the_same_run(report):
+    assert report["resumed"]["same"]
