@@ -3,9 +3,11 @@
 The trajectory body is the CPU one (:func:`sampler.hmc.chain_function`) compiled as a CUDA device function;
 the prior transform and the RNG are re-targeted copies of the CPU helpers (same Python code, CUDA globals), so
 the two backends cannot drift apart. ``GpuChainKernel`` has the CPU ``advance`` call signature, so
-:func:`sampler.nested.step` drives either. Per iteration only the k start points, step sizes and RNG states go
-to the device and the k end points come back (k x d numbers), through buffers allocated once; the likelihood
-data stay on the device.
+:func:`sampler.nested.step` drives either. With the live set kept on the device (``sampler.live_device``) the
+starts are gathered there and the end points written there, and only the end points' ``u``, ``logl``, cluster,
+statistics and RNG states come back; otherwise the k start points go to the device and the k end points and
+their parameters come back. Step sizes and RNG states go up each iteration, through buffers allocated once; the
+likelihood data stay on the device.
 
 Under MPI each rank runs its block of the chains on its own device (``likelihoods.backends.placement``).
 

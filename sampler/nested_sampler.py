@@ -102,7 +102,7 @@ class NestedSampler:
         self.hmc = HMCSettings.from_any(hmc)
         self.dense = self.hmc.dense_for(self.ndim)
         self.seed = int(np.random.SeedSequence().entropy if seed is None else seed)
-        self.backend = choose_backend(backend, likelihood, self.k, self.ndim)
+        self.backend = choose_backend(backend, likelihood, self.k, self.ndim, self.nlive + self.k)
         self.name = name or getattr(likelihood, "name", None) or "nestgrad"
         self.kernels = likelihood.cuda_kernels() if self.backend == "gpu" else likelihood.cpu_kernels()
         self._proposal = self._request = self._warm = self._workspace = None

@@ -6,6 +6,9 @@ chain kernel (kernel compiled first, not timed), and splits each ``nested.step``
 worktrees) in one shell to compare them side by side; the figures are per iteration, medians over the iterations.
 
     python scripts/bench_host_step.py --problem gaussian --ndim 30 --nlive 100000 --iterations 12
+
+On a GPU, ``--backend gpu`` and ``--backend gpu --host-live-set`` side by side compare the live set kept on the
+device (``sampler/live_device.py``) with the host-side one; ``--profile 25`` shows where the host's time goes.
 """
 
 import argparse
@@ -22,7 +25,18 @@ def main():
     parser.add_argument("--iterations", type=int, default=12)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu", help="where the chains run")
+    parser.add_argument("--host-live-set", action="store_true",
+                        help="gpu: keep the live set on the host (as before sampler/live_device.py), to compare")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="also print the N functions of the host's part that took longest (cProfile)")
     opts = parser.parse_args()
+    import cProfile
+    import pstats
+
+    from nestgrad.sampler import live_device
+
+    live_device.ENABLED = not opts.host_live_set
+    profile = cProfile.Profile() if opts.profile else None
 
     from nestgrad.likelihoods import builtin
     from nestgrad.sampler import NestedSampler, nested, nested_sampler
@@ -38,13 +52,21 @@ def main():
         inner = proposal.advance
 
         def advance(*args, **options):
+            if profile:
+                profile.disable()
             start = time.perf_counter()
             inner(*args, **options)
             chains.append(time.perf_counter() - start)
+            if profile:
+                profile.enable()
 
+        if profile:
+            profile.enable()
         start = time.perf_counter()
         out = nested.step(state, generator, proposal._replace(advance=advance), settings)
         steps.append(time.perf_counter() - start)
+        if profile:
+            profile.disable()
         return out
 
     nested_sampler.step = timed_step
@@ -54,7 +76,9 @@ def main():
     host = np.array(steps) - np.array(chains)
     print(f"{opts.backend} backend: {opts.problem} ndim {len(b.params)} nlive {opts.nlive}, {result.niter} iterations, run {total:.2f} s: "
           f"per iteration host {np.median(host) * 1e3:.1f} ms (mean {host.mean() * 1e3:.1f}), chains "
-          f"{np.median(chains) * 1e3:.1f} ms")
+          f"{np.median(chains) * 1e3:.1f} ms" + (", live set on the host" if opts.host_live_set else ""))
+    if profile:
+        pstats.Stats(profile).sort_stats("tottime").print_stats(opts.profile)
 
 
 if __name__ == "__main__":

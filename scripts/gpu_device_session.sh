@@ -39,6 +39,8 @@ step bench_kernel 60 python3 scripts/bench_gpu.py --no-runs --repeats 20
 if [ "$mode" = probe ]; then
     step layouts 60 python3 scripts/bench_gpu_layouts.py
     step host_step 75 python3 scripts/bench_host_step.py --backend gpu --ndim 30 --nlive 100000 --iterations 6
+    step host_step_host_live_set 75 python3 scripts/bench_host_step.py --backend gpu --ndim 30 --nlive 100000 \
+        --iterations 6 --host-live-set
 elif [ "$mode" = quick ]; then
     step bench_runs 150 python3 scripts/bench_gpu.py --gpu-only --problems gauss30 --nlive 1000 100000 \
         --run-timeout 60
