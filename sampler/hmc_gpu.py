@@ -142,10 +142,11 @@ class GpuChainKernel:
         f8 = np.float64
         self.codes = cuda.to_device(np.ascontiguousarray(prior_codes))
         self.args = cuda.to_device(np.ascontiguousarray(prior_args))
-        self.work = [cuda.device_array((nchains, ndim), f8) for _ in range(6)]
-        self.work += [cuda.device_array((nchains, ndim), dtype), cuda.device_array((nchains, ndim), f8),
-                      cuda.device_array((nchains, ndim), dtype),
-                      cuda.device_array((nchains, max(int(kernels.scratch_size), 1)), dtype)]
+        # Column-major (structure of arrays): chain j's row is a strided view, so that when the threads of a warp
+        # (consecutive chains) touch coordinate a of their rows they read one contiguous run of memory, not 32
+        # rows a row's length apart. The arithmetic is the same as with rows (the tests compare bits).
+        work = [(ndim, f8)] * 6 + [(ndim, dtype), (ndim, f8), (ndim, dtype), (max(int(kernels.scratch_size), 1), dtype)]
+        self.work = [cuda.device_array((nchains, width), kind, order="F") for width, kind in work]
         self.capacity = nchains
         self.stage = {}  # per-chain inputs and outputs, allocated once (not every iteration)
 

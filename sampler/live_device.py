@@ -43,12 +43,23 @@ def _gather(source, slots, out):
 
 
 @cuda.jit
-def _scatter(rows, slots, target):
+def _gather_both(source_u, source_theta, slots, out_u, out_theta):
     j = cuda.grid(1)
     if j < slots.shape[0]:
         s = slots[j]
-        for a in range(rows.shape[1]):
-            target[s, a] = rows[j, a]
+        for a in range(source_u.shape[1]):
+            out_u[j, a] = source_u[s, a]
+            out_theta[j, a] = source_theta[s, a]
+
+
+@cuda.jit
+def _scatter_both(rows_u, rows_theta, slots, target_u, target_theta):
+    j = cuda.grid(1)
+    if j < slots.shape[0]:
+        s = slots[j]
+        for a in range(rows_u.shape[1]):
+            target_u[s, a] = rows_u[j, a]
+            target_theta[s, a] = rows_theta[j, a]
 
 
 @cuda.jit
@@ -70,8 +81,11 @@ def _whitened_norm2(points, slots, mean, inverse, diagonal, out):
         out[i] = total
 
 
-def _blocks(n):
-    return max(1, (n + _THREADS - 1) // _THREADS)
+def _launch(kernel, n):
+    """``kernel`` configured with a thread per row for ``n`` rows: blocks of at most ``_THREADS`` (fewer for
+    fewer rows: the CUDA simulator runs a Python thread for each thread of a block, used or not)."""
+    threads = max(1, min(_THREADS, n))
+    return configured(kernel, (n + threads - 1) // threads, threads)
 
 
 class DeviceLiveStore:
@@ -97,8 +111,8 @@ class DeviceLiveStore:
         n = u.shape[0]
         self.free = list(range(self.capacity - 1, -1, -1))
         slots = self.take(n)
-        self._put(self.u, slots, cuda.to_device(np.ascontiguousarray(u, dtype=np.float64)))
-        self._put(self.theta, slots, cuda.to_device(np.ascontiguousarray(theta, dtype=np.float64)))
+        self.put_rows(slots, cuda.to_device(np.ascontiguousarray(u, dtype=np.float64)),
+                      cuda.to_device(np.ascontiguousarray(theta, dtype=np.float64)))
         return ResidentRows(self, "u", slots), ResidentRows(self, "theta", slots)
 
     def take(self, n) -> np.ndarray:
@@ -120,20 +134,26 @@ class DeviceLiveStore:
             setattr(self, name, bigger)
         self.free[:0] = range(2 * old - 1, old - 1, -1)
 
-    def _put(self, target, slots, rows_dev):
-        if slots.size:
-            configured(_scatter, _blocks(slots.size), _THREADS)(rows_dev, cuda.to_device(slots), target)
-
     def put_rows(self, slots, u_dev, theta_dev) -> None:
         """The device rows ``u_dev``, ``theta_dev`` (m, d) into ``slots`` (the chains' end points)."""
-        self._put(self.u, slots, u_dev)
-        self._put(self.theta, slots, theta_dev)
+        if slots.size:
+            _launch(_scatter_both, slots.size)(u_dev, theta_dev, cuda.to_device(slots), self.u, self.theta)
+
+    def gather_both(self, slots) -> tuple[np.ndarray, np.ndarray]:
+        """Rows ``slots`` of ``u`` and of ``theta`` on the host (the dead points' rows), in one launch."""
+        slots = np.ascontiguousarray(slots, dtype=np.int64)
+        if slots.size == 0:
+            return np.empty((0, self.ndim)), np.empty((0, self.ndim))
+        self.rows_to_host += 2 * slots.size
+        out_u, out_theta = (cuda.device_array((slots.size, self.ndim), np.float64) for _ in range(2))
+        _launch(_gather_both, slots.size)(self.u, self.theta, cuda.to_device(slots), out_u, out_theta)
+        return out_u.copy_to_host(), out_theta.copy_to_host()
 
     def gather_device(self, source, slots, out=None):
         """Rows ``slots`` of the device array ``source`` as a device array (into ``out`` when given)."""
         out = cuda.device_array((slots.size, self.ndim), np.float64) if out is None else out
         if slots.size:
-            configured(_gather, _blocks(slots.size), _THREADS)(source, cuda.to_device(slots), out)
+            _launch(_gather, slots.size)(source, cuda.to_device(slots), out)
         return out
 
     def gather(self, source, slots) -> np.ndarray:
@@ -190,7 +210,7 @@ class ResidentRows:
         if n == 0:
             return 0.0
         out = cuda.device_array(n, np.float64)
-        configured(_whitened_norm2, _blocks(n), _THREADS)(
+        _launch(_whitened_norm2, n)(
             self.source, cuda.to_device(self.slots), cuda.to_device(np.ascontiguousarray(mean, dtype=np.float64)),
             cuda.to_device(np.ascontiguousarray(inverse, dtype=np.float64)), bool(diagonal), out)
         norms = out.copy_to_host()

@@ -241,8 +241,10 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     ws = proposal.workspace
     ns = survivors.size
     resident = geo.is_resident(state.u)  # the live set's rows on the GPU (sampler.live_device)
-    # (copied to the host before the chains reuse the dead points' device rows)
-    dead_u, dead_theta = state.u[removed], state.theta[removed]
+    if resident:  # copied to the host before the chains reuse the dead points' device rows
+        dead_u, dead_theta = state.u.store.gather_both(state.u.slots[removed])
+    else:
+        dead_u, dead_theta = state.u[removed], state.theta[removed]
     if resident:
         new_u, new_theta = _resident_rows(state.u, state.theta, removed, survivors, k)
         survivor_u = new_u.rows(new_u.slots[:ns])

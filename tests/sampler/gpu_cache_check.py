@@ -24,9 +24,10 @@ SM90 = types.SimpleNamespace(compute_capability=(9, 0))
 def chain_signature(data, dtype):
     f8, i8, u8, fd = numba.float64, numba.int64, numba.uint64, numba.from_dtype(np.dtype(dtype))
     mat, vec, cube, dmat = f8[:, ::1], f8[::1], f8[:, :, ::1], fd[:, ::1]
+    work, dwork = f8[::1, :], fd[::1, :]  # the chains' work arrays are column-major (GpuChainKernel)
     return (mat, vec, f8, vec, i8[::1], u8[:, ::1], numba.typeof(data), i8[::1], mat,
             mat, cube, cube, vec, vec, mat, i8[::1],
-            mat, mat, mat, mat, mat, mat, dmat, mat, dmat, dmat,
+            work, work, work, work, work, work, dwork, work, dwork, dwork,
             mat, mat, vec, i8[::1], i8[:, ::1])
 
 

@@ -28,14 +28,16 @@ def test_chain_kernel_compiles_to_ptx_for_sm90(monkeypatch):
 
 
 def test_live_set_kernels_compile_to_ptx_for_sm90():
-    """The kernels that keep the live set on the GPU (sampler/live_device.py): row gather, row scatter and the
-    whitened radius."""
+    """The kernels that keep the live set on the GPU (sampler/live_device.py): row gathers, the row scatter and
+    the whitened radius."""
     from numba import boolean, float64, int64
 
     from nestgrad.sampler import live_device
 
     rows, slots, vector = float64[:, :], int64[:], float64[:]
-    for kernel, signature in ((live_device._gather, (rows, slots, rows)), (live_device._scatter, (rows, slots, rows)),
+    for kernel, signature in ((live_device._gather, (rows, slots, rows)),
+                              (live_device._gather_both, (rows, rows, slots, rows, rows)),
+                              (live_device._scatter_both, (rows, rows, slots, rows, rows)),
                               (live_device._whitened_norm2, (rows, slots, vector, rows, boolean, vector))):
         ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))
         assert ".entry" in ptx and ".target sm_90" in ptx
