@@ -33,8 +33,9 @@ if [ "$mode" = runs ]; then  # at most 460 s of steps: give the call timeout_s 5
         --run-timeout 55
     exit 0
 fi
-step device_tests 150 python3 -m pytest -m device -n 4 -q -p no:cacheprovider tests/sampler/test_hmc_gpu.py \
-    tests/sampler/test_hmc_gpu_cache.py tests/likelihoods/test_gpu.py tests/app/test_gpu_config_sim.py
+step device_tests 180 python3 -m pytest -m device -n 4 -q -p no:cacheprovider tests/sampler/test_hmc_gpu.py \
+    tests/sampler/test_hmc_gpu_cache.py tests/likelihoods/test_gpu.py tests/app/test_gpu_config_sim.py \
+    tests/sampler/test_live_device.py
 step bench_kernel 60 python3 scripts/bench_gpu.py --no-runs --repeats 20
 if [ "$mode" = probe ]; then
     step layouts 60 python3 scripts/bench_gpu_layouts.py
@@ -52,7 +53,7 @@ backend: gpu
 output: {dir: /tmp/prof_run, plots: []}
 YAML
     step profile 75 bash -c 'python3 -m cProfile -s tottime -m nestgrad run /tmp/prof.yaml 2>&1 | head -70'
-else  # the full-run targets, each run stopped at 45 s: at most 550 s in all (give the call timeout_s 600)
+else  # the full-run targets, each run stopped at 45 s: at most 580 s in all (give the call timeout_s 600)
     step bench_runs 250 python3 scripts/bench_gpu.py --gpu-only --no-kernel --problems seed4d gauss30 shells30 \
         --nlive 1000 100000 --run-timeout 45
     step bench_runs_100d 60 python3 scripts/bench_gpu.py --gpu-only --no-kernel --problems gauss100 --nlive 10000 \

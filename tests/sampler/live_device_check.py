@@ -1,6 +1,6 @@
 """The live set kept on the GPU (sampler/live_device.py) against the same GPU runs with the live set on the host,
-under the CUDA simulator. Prints one JSON line; run by test_live_device.py in a subprocess (NUMBA_ENABLE_CUDASIM
-must be set before numba is imported).
+under the CUDA simulator (or with ``--device`` on a real GPU). Prints one JSON line; run by test_live_device.py in
+a subprocess (NUMBA_ENABLE_CUDASIM must be set before numba is imported).
 
 Residency moves only where rows are stored; the host's arithmetic reads the same float64 values, so every run
 must give the non-resident run's dead points bit for bit. ``live_moments.RUNNING_FROM`` is lowered so that these
@@ -14,7 +14,8 @@ import sys
 import tempfile
 import warnings
 
-assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
+ON_DEVICE = "--device" in sys.argv
+assert ON_DEVICE or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1 or --device"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 warnings.filterwarnings("ignore", "overflow encountered", RuntimeWarning)  # the simulator's uint64 xoroshiro
 
@@ -109,7 +110,17 @@ def run(problem, resident, nlive=30, seed=3, max_iter=18, **options):
 def identical(problem, **options):
     (a, copied, res), (b, _, _) = run(problem, True, **options), run(problem, False, **options)
     return {"same": bool(a.shape == b.shape and np.array_equal(a, b, equal_nan=True)), "points": int(a.shape[0]),
+            "max_relative": _relative(a, b),
             "logz": res.logz, "logz_err": res.logz_err, "truth": problem.logz, "copied": copied}
+
+
+def _relative(a, b):
+    """Largest difference between the two runs' dead points relative to max(1, |value|) (None: not comparable)."""
+    if a.shape != b.shape or not np.array_equal(np.isfinite(a), np.isfinite(b)):
+        return None
+    finite = np.isfinite(a)
+    a, b = np.where(finite, a, 0.0), np.where(finite, b, 0.0)
+    return float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b))))
 
 
 def resumed(problem):
