@@ -216,8 +216,3 @@ class ResidentRows:
         norms = out.copy_to_host()
         above = norms[norms > 0.0]  # as the host loop: the largest value above 0, NaN never counted
         return float(above.max()) if above.size else 0.0
-
-
-def on_host(rows) -> np.ndarray:
-    """``rows`` as a host float64 array (gathered when resident)."""
-    return np.asarray(rows, dtype=np.float64)

@@ -41,3 +41,25 @@ def test_live_set_kernels_compile_to_ptx_for_sm90():
                               (live_device._whitened_norm2, (rows, slots, vector, rows, boolean, vector))):
         ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))
         assert ".entry" in ptx and ".target sm_90" in ptx
+
+
+def test_chain_kernel_of_a_local_array_likelihood_compiles_to_ptx_for_sm90(monkeypatch, dtype="float32"):
+    """A kernel with local arrays takes its chain's scratch row, a strided view of the column-major work array on
+    the GPU: the generated device functions must type with it (float32, the GPU likelihood's default; the typing
+    does not depend on the precision)."""
+    import os
+
+    from numba.cuda import dispatcher
+
+    from nestgrad.likelihoods import Likelihood
+    from nestgrad.likelihoods.backends.gpu import gpu_drivers
+
+    monkeypatch.setattr(dispatcher, "get_current_device",
+                        lambda: types.SimpleNamespace(compute_capability=(9, 0)), raising=False)
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "local_array_gauss.py") + ":shifted_gauss"
+    like = Likelihood(source, ["a", "b"], {"mu": np.full(2, 0.5), "sigma": 0.1}, backend="python", dtype=dtype)
+    assert like.scratch_size > 0
+    drivers = gpu_drivers(like.derivative.cuda(dtype=dtype), len(like.data))
+    advance = make_gpu_chain_kernel(drivers["tuple_value"], drivers["tuple_value_and_grad"])
+    ptx, _ = cuda.compile_ptx(advance.py_func, chain_signature(like.data, dtype), cc=(9, 0))
+    assert ".entry" in ptx and ".target sm_90" in ptx
