@@ -47,6 +47,16 @@ def test_between_refreshes_only_the_dead_rows_and_the_measured_starts_come_back(
     assert quiet >= 12
 
 
+def test_a_strided_subset_of_the_starts_is_read_when_fewer_chains_are_measured(report):
+    """two_modes measures at most 2 of its 3 chains: before it first reclusters (one cluster until then), the
+    host gets the dead rows, those 2 starts and one row."""
+    before = 0
+    for rows, nlive_before, ndead, iteration, _, _ in report["two_modes"]["copied"][:RECLUSTER_EVERY]:
+        delta, before = rows - before, rows
+        if iteration % RECLUSTER_EVERY and iteration % REFRESH_EVERY:
+            assert delta == 2 * ndead + 2 + 1, (iteration, delta)
+
+
 def test_several_clusters_and_a_widening_live_set_take_the_host_paths_and_the_store_grows(report):
     assert max(c[4] for c in report["two_modes"]["copied"]) == 2
     plateau = report["plateaus"]["copied"]
