@@ -242,14 +242,12 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     ws = proposal.workspace
     ns = survivors.size
     resident = geo.is_resident(state.u)  # the live set's rows on the GPU (sampler.live_device)
-    if resident:  # copied to the host before the chains reuse the dead points' device rows
+    if resident:  # the dead rows reach the host before the chains reuse their device slots
         dead_u, dead_theta = state.u.store.gather_both(state.u.slots[removed])
-    else:
-        dead_u, dead_theta = state.u[removed], state.theta[removed]
-    if resident:
         new_u, new_theta = _resident_rows(state.u, state.theta, removed, survivors, k)
         survivor_u = new_u.rows(new_u.slots[:ns])
     else:
+        dead_u, dead_theta = state.u[removed], state.theta[removed]
         new_u, new_theta = _survivors_first(state.u, survivors, ws.out_u), _survivors_first(state.theta, survivors,
                                                                                             ws.out_theta)
         survivor_u = new_u[:ns]
@@ -273,14 +271,11 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     chain_rng = state.chain_rng.copy()
     logl_start = state.logl[starts]
     if resident:  # the chains read their starts and write their end points in device memory
-        u_start = state.u.rows(state.u.slots[starts])
-        proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
-                         proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays(),
-                         into=new_u.slots[ns:])
+        u_start, destination = state.u.rows(state.u.slots[starts]), {"into": new_u.slots[ns:]}
     else:
-        u_start = np.ascontiguousarray(state.u[starts])
-        proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
-                         proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays())
+        u_start, destination = np.ascontiguousarray(state.u[starts]), {}
+    proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
+                     proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays(), **destination)
 
     stats = ws.stats
     steps = int(stats[:, STAT_STEPS].sum())
