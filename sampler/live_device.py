@@ -2,8 +2,8 @@
 memory from the chain that made them to the iteration they die in.
 
 Without this, every iteration of a GPU run moved the whole live set through the host: the survivors' rows
-gathered into new host arrays (two passes over n x d numbers, 5 ms an iteration at nlive 1e5 in 30-D on the
-2-core machine of docs/benchmarks.md), the k chain starts uploaded, and the k end points and their parameters
+gathered into new host arrays (two passes over n x d numbers, 5-12 ms an iteration with the other row gathers at
+nlive 1e5 in 30-D on the 2-core machine of docs/benchmarks.md), the k chain starts uploaded, and the k end points and their parameters
 copied back. Here the live points' rows sit in :class:`DeviceLiveStore` slots; the state holds
 :class:`ResidentRows` (a slot per live point, in the state's row order) instead of host arrays, the chains read
 their starts and write their end points by slot on the device, and what comes back to the host is what its
@@ -78,7 +78,7 @@ def _whitened_norm2(points, slots, mean, inverse, diagonal, out):
                 for b in range(a + 1):
                     z += inverse[a, b] * (points[s, b] - mean[b])
             total += z * z
-        out[i] = total
+        out[i] = total  # (geometry._max_norm2 keeps the centred row in a buffer; the values are the same)
 
 
 def _launch(kernel, n):
@@ -97,10 +97,6 @@ class DeviceLiveStore:
         self.theta = cuda.device_array((int(capacity), self.ndim), np.float64)
         self.free = list(range(int(capacity) - 1, -1, -1))  # popped from the end: low slots first
         self.rows_to_host = 0  # rows copied to the host so far (what the tests read to see residency hold)
-
-    @staticmethod
-    def bytes_for(rows, ndim) -> int:
-        return int(rows) * int(ndim) * 2 * 8
 
     @property
     def capacity(self) -> int:
@@ -188,9 +184,7 @@ class ResidentRows:
     def __len__(self):
         return self.slots.size
 
-    def __getitem__(self, index):
-        if isinstance(index, tuple):  # rows first, then the columns on the host
-            return self[index[0]][(slice(None),) + index[1:]]
+    def __getitem__(self, index):  # rows only (an index, slice, mask or index array)
         picked = self.slots[index]
         if np.ndim(picked) == 0:
             return self.store.gather(self.source, np.array([picked]))[0]

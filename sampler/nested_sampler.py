@@ -351,7 +351,8 @@ class NestedSampler:
             state, drawn, offset, nan = self._initial_state(generator)
             record = RunRecord.start(self.ndim, self.k, drawn, offset, nan)
         if proposal.live_store is not None:
-            state = state._replace(**dict(zip(("u", "theta"), proposal.live_store.adopt(state.u, state.theta))))
+            u, theta = proposal.live_store.adopt(state.u, state.theta)
+            state = state._replace(u=u, theta=theta)
         running = evidence.RunningEvidence(record.running_logz, record.running_log_x)
         last_checkpoint = time.perf_counter()
         tied = None
