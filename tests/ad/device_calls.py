@@ -17,7 +17,7 @@ class _StandInDevice:
 
 @pytest.fixture
 def ptx_without_driver(monkeypatch):
-    cuda = pytest.importorskip("numba.cuda")
+    from numba import cuda
     if not cuda.is_available():
         import numba.cuda.dispatcher as dispatcher
         monkeypatch.setattr(dispatcher, "get_current_device", lambda: _StandInDevice())

@@ -78,7 +78,7 @@ def test_float32_literals_are_typed():
 
 
 def test_cuda_float32_ptx_has_no_double_arithmetic():
-    numba_cuda = pytest.importorskip("numba.cuda")
+    import numba.cuda as numba_cuda
     from numba import float32
     d = from_text(KERNEL)
     dev = d.cuda(dtype="float32")

@@ -52,7 +52,7 @@ def derivatives():
 
 @pytest.fixture(scope="module")
 def jax_x64():
-    jax = pytest.importorskip("jax")
+    import jax
     x64 = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", True)
     yield jax

@@ -31,7 +31,6 @@ def test_gpu_backend_matches_per_sample_python_under_the_simulator():
 
 
 def test_gpu_batch_kernels_compile_to_ptx():
-    pytest.importorskip("numba.cuda")
     _run("ptx", simulator=False)
 
 
@@ -45,7 +44,6 @@ def test_gpu_backend_matches_per_sample_python_on_a_device(cuda_device):
 def test_cuda_compiles_with_a_numpy_that_lacks_row_stack():
     """NumPy 2.5 removed ``np.row_stack``, which numba-cuda 0.30 overloads on its first compile (seen on a GPU
     machine): importing nestgrad restores the alias, so a kernel still compiles to PTX."""
-    pytest.importorskip("numba.cuda")
     code = ("import numpy\nif hasattr(numpy, 'row_stack'): del numpy.row_stack\nimport nestgrad\n"
             "import numba\nfrom numba import cuda\n"
             "def k(x):\n    i = cuda.grid(1)\n    if i < x.shape[0]:\n        x[i] = 2.0 * x[i]\n"

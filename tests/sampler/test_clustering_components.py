@@ -2,11 +2,10 @@
 mutual-neighbour edges are the definition's."""
 import numpy as np
 import pytest
+from scipy import sparse
+from scipy.sparse import csgraph
 
 from nestgrad.sampler.clustering import _mutual_edges, connected_components
-
-sparse = pytest.importorskip("scipy.sparse")
-csgraph = pytest.importorskip("scipy.sparse.csgraph")
 
 
 @pytest.mark.parametrize("seed", range(5))

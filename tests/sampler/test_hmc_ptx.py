@@ -5,13 +5,11 @@
 import types
 
 import numpy as np
-import pytest
+from numba import cuda
 
-cuda = pytest.importorskip("numba.cuda")
-
-import problems  # noqa: E402
-from gpu_cache_check import chain_signature  # noqa: E402
-from nestgrad.sampler.hmc_gpu import make_gpu_chain_kernel  # noqa: E402
+import problems
+from gpu_cache_check import chain_signature
+from nestgrad.sampler.hmc_gpu import make_gpu_chain_kernel
 
 
 def test_chain_kernel_compiles_to_ptx_for_sm90(monkeypatch):

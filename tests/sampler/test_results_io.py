@@ -32,7 +32,7 @@ def test_save_load_round_trip(saved):
 
 
 def test_anesthetic_reads_the_run_and_agrees_on_logz(saved):
-    anesthetic = pytest.importorskip("anesthetic")
+    import anesthetic
     res, outdir = saved
     chains = anesthetic.read_chains(os.path.join(outdir, res.name))
     assert len(chains) == res.dead.logl.size
