@@ -39,7 +39,7 @@ def chain_correlation(geometry, u_start, u_end, logl_start, logl_end):
     if u_start.shape[0] > MAX_CHAINS:
         rows = np.linspace(0, u_start.shape[0] - 1, MAX_CHAINS).round().astype(np.int64)
         u_start, u_end, logl_start, logl_end = u_start[rows], u_end[rows], logl_start[rows], logl_end[rows]
-    u_start = np.asarray(u_start, dtype=np.float64)  # once, when the starts are rows kept on the GPU
+    u_start = np.asarray(u_start, dtype=np.float64)  # once, when the starts are rows in a slot store
     ws = geo.whiten(geometry, u_start, geo.regions(geometry, u_start))
     we = geo.whiten(geometry, u_end, geo.regions(geometry, u_end))
     denom = np.sqrt(np.sum(ws * ws) * np.sum(we * we))

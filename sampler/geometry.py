@@ -27,7 +27,7 @@ from .triangular import lower_solve
 
 
 def is_resident(points) -> bool:
-    """Whether ``points`` are rows kept on the GPU (``sampler.live_device.ResidentRows``; tested by attribute, so
+    """Whether ``points`` are rows in a slot store (``sampler.live_rows.ResidentRows``; tested by attribute, so
     that CPU runs never import CUDA)."""
     return getattr(points, "resident", False)
 
@@ -114,9 +114,9 @@ def build(points, labels, dense=True, cov=None, pool=True, mean=None) -> Geometr
     """Geometry of the live points ``points`` (n, d) grouped by ``labels`` (0..C-1, every label present); ``cov``,
     ``mean``: the covariance and mean of all the points when already known (used when they are one cluster).
     ``pool``: group the points for the pair slice moves; without (runs that make none), the points are neither
-    sorted every iteration nor sent to other MPI ranks or the GPU. ``points`` may be rows kept on the GPU
-    (``sampler.live_device``): one cluster of known mean and covariance is then measured there, anything else on
-    the host."""
+    sorted every iteration nor sent to other MPI ranks or the GPU. ``points`` may be rows in a slot store
+    (``sampler.live_rows``, on the host or the GPU): one cluster of known mean and covariance is then measured in
+    place, anything else on gathered rows."""
     nclusters = int(labels.max()) + 1
     if not (is_resident(points) and nclusters == 1 and cov is not None and mean is not None and not pool):
         points = np.asarray(points, dtype=np.float64)

@@ -5,29 +5,30 @@ Without this, every iteration of a GPU run moved the whole live set through the 
 gathered into new host arrays (two passes over n x d numbers, 5-12 ms an iteration with the other row gathers at
 nlive 1e5 in 30-D on the 2-core machine of docs/benchmarks.md), the k chain starts uploaded, and the k end points and their parameters
 copied back. Here the live points' rows sit in :class:`DeviceLiveStore` slots; the state holds
-:class:`ResidentRows` (a slot per live point, in the state's row order) instead of host arrays, the chains read
+``live_rows.ResidentRows`` (a slot per live point, in the state's row order) instead of host arrays, the chains read
 their starts and write their end points by slot on the device, and what comes back to the host is what its
 arithmetic reads: the dead points' rows (they leave the live set), the new points' ``u`` (the running moments of
 ``sampler.live_moments`` add them) and the chains' start rows that the start-end correlations measure (at most
 ``decorrelation.MAX_CHAINS``). The bounding radius, a maximum over all survivors, is computed on the device
-(:meth:`ResidentRows.max_whitened_norm2`, the arithmetic of ``geometry._max_norm2`` row by row; a maximum does not
+(:meth:`DeviceLiveStore.max_whitened_norm2`, the arithmetic of ``geometry._max_norm2`` row by row; a maximum does not
 depend on the order).
 
-What needs every survivor's row on the host gets them gathered (``np.asarray`` of a :class:`ResidentRows`): the
+What needs every survivor's row on the host gets them gathered (``np.asarray`` of the rows): the
 covariance below ``live_moments.RUNNING_FROM`` survivors and its refresh every ``REFRESH_EVERY`` iterations, the
 clustering every ``recluster_every`` iterations, the geometry of several clusters, ghosts, checkpoints and the
 final live points. So the host computes on the same float64 values as without residency, and a run gives the CPU
 backend's dead points (tested under the CUDA simulator, ``tests/sampler/test_live_device.py``).
 
-Slots are handed out from a free list: a new point takes the slot of a point that died in the same iteration
-(its row was copied to the host before the chains ran), or a free one; the store doubles its capacity when the
-live set widens past it (plateaus, ``sampler.nested``).
+The slots, their free list and the :class:`ResidentRows` views are those of ``sampler.live_rows``, whose host
+store keeps the CPU backend's live set the same way.
 """
 
 import numpy as np
 from numba import cuda  # module-level so that the CUDA simulator, when enabled, provides it
 
 from nestgrad.likelihoods.backends.launch import configured
+
+from .live_rows import SlotStore
 
 _THREADS = 128
 ENABLED = True  # False keeps the live set on the host (the tests compare the two)
@@ -88,47 +89,19 @@ def _launch(kernel, n):
     return configured(kernel, (n + threads - 1) // threads, threads)
 
 
-class DeviceLiveStore:
+class DeviceLiveStore(SlotStore):
     """Device rows for the live points' ``u`` (float64) and ``theta`` (float64), ``ndim`` columns each."""
 
-    def __init__(self, capacity, ndim):
-        self.ndim = int(ndim)
-        self.u = cuda.device_array((int(capacity), self.ndim), np.float64)
-        self.theta = cuda.device_array((int(capacity), self.ndim), np.float64)
-        self.free = list(range(int(capacity) - 1, -1, -1))  # popped from the end: low slots first
-        self.rows_to_host = 0  # rows copied to the host so far (what the tests read to see residency hold)
+    def _empty(self, n):
+        return cuda.device_array((n, self.ndim), np.float64)
 
-    @property
-    def capacity(self) -> int:
-        return self.u.shape[0]
+    def _grown(self, rows):
+        bigger = self._empty(2 * rows.shape[0])
+        bigger[:rows.shape[0]].copy_to_device(rows)
+        return bigger
 
-    def adopt(self, u, theta) -> tuple["ResidentRows", "ResidentRows"]:
-        """Host rows (n, d) of a live set (prior draws, a checkpoint's) put on the device: their resident views."""
-        n = u.shape[0]
-        self.free = list(range(self.capacity - 1, -1, -1))
-        slots = self.take(n)
-        self.put_rows(slots, cuda.to_device(np.ascontiguousarray(u, dtype=np.float64)),
-                      cuda.to_device(np.ascontiguousarray(theta, dtype=np.float64)))
-        return ResidentRows(self, "u", slots), ResidentRows(self, "theta", slots)
-
-    def take(self, n) -> np.ndarray:
-        """``n`` free slots (the store grows when it has fewer)."""
-        while len(self.free) < n:
-            self._grow()
-        taken = self.free[len(self.free) - n:][::-1]
-        del self.free[len(self.free) - n:]
-        return np.array(taken, dtype=np.int64)
-
-    def release(self, slots) -> None:
-        self.free.extend(int(s) for s in slots[::-1])
-
-    def _grow(self):
-        old = self.capacity
-        for name in ("u", "theta"):
-            bigger = cuda.device_array((2 * old, self.ndim), np.float64)
-            bigger[:old].copy_to_device(getattr(self, name))
-            setattr(self, name, bigger)
-        self.free[:0] = range(2 * old - 1, old - 1, -1)
+    def put_host_rows(self, slots, u, theta) -> None:
+        self.put_rows(slots, cuda.to_device(u), cuda.to_device(theta))
 
     def put_rows(self, slots, u_dev, theta_dev) -> None:
         """The device rows ``u_dev``, ``theta_dev`` (m, d) into ``slots`` (the chains' end points)."""
@@ -160,52 +133,12 @@ class DeviceLiveStore:
         self.rows_to_host += slots.size
         return self.gather_device(source, slots).copy_to_host()
 
-
-class ResidentRows:
-    """An (n, d) float64 matrix whose row ``i`` is device row ``slots[i]`` of ``store``: what ``NSState.u`` and
-    ``NSState.theta`` hold under residency. Indexing gathers the rows asked for to the host; ``np.asarray`` gathers
-    all of them."""
-
-    def __init__(self, store, name, slots):
-        self.store, self.name, self.slots = store, name, np.asarray(slots, dtype=np.int64)
-
-    @property
-    def source(self):  # the store's current array (it changes when the store grows)
-        return getattr(self.store, self.name)
-
-    @property
-    def shape(self):
-        return (self.slots.size, self.store.ndim)
-
-    dtype = np.dtype(np.float64)
-    ndim = 2
-    resident = True
-
-    def __len__(self):
-        return self.slots.size
-
-    def __getitem__(self, index):  # rows only (an index, slice, mask or index array)
-        picked = self.slots[index]
-        if np.ndim(picked) == 0:
-            return self.store.gather(self.source, np.array([picked]))[0]
-        return self.store.gather(self.source, picked)
-
-    def __array__(self, dtype=None, copy=None):
-        rows = self.store.gather(self.source, self.slots)
-        return rows if dtype is None else rows.astype(dtype, copy=False)
-
-    def rows(self, slots) -> "ResidentRows":
-        """The same store's rows ``slots`` as another resident matrix (no copy)."""
-        return ResidentRows(self.store, self.name, slots)
-
-    def max_whitened_norm2(self, mean, inverse, diagonal) -> float:
-        """``geometry.max_whitened_norm2`` of these rows, computed on the device (``inverse``: ``L^-1``)."""
-        n = self.slots.size
-        if n == 0:
-            return 0.0
+    def max_whitened_norm2(self, source, slots, mean, inverse, diagonal) -> float:
+        """``geometry.max_whitened_norm2`` of rows ``slots`` of ``source``, computed on the device."""
+        n = slots.size
         out = cuda.device_array(n, np.float64)
         _launch(_whitened_norm2, n)(
-            self.source, cuda.to_device(self.slots), cuda.to_device(np.ascontiguousarray(mean, dtype=np.float64)),
+            source, cuda.to_device(slots), cuda.to_device(np.ascontiguousarray(mean, dtype=np.float64)),
             cuda.to_device(np.ascontiguousarray(inverse, dtype=np.float64)), bool(diagonal), out)
         norms = out.copy_to_host()
         above = norms[norms > 0.0]  # as the host loop: the largest value above 0, NaN never counted

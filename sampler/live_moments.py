@@ -54,7 +54,7 @@ def survivors(moments, iteration, dead_u, survivor_u):
     if n < RUNNING_FROM:
         return None
     if moments.shape != (d + 2, d) or iteration % REFRESH_EVERY == 0:
-        return exact(np.asarray(survivor_u, dtype=np.float64))  # gathered from the GPU when kept there
+        return exact(np.asarray(survivor_u, dtype=np.float64))  # gathered from a slot store (sampler.live_rows)
     return added(moments, dead_u, -1.0)
 
 

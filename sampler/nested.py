@@ -64,8 +64,8 @@ def widening_limit(nlive):
 class NSState(NamedTuple):
     """Live points and proposal state between iterations.
 
-    u, theta: (n, d) unit-cube and physical coordinates of the live points (n is normally nlive); on the GPU
-        backend ``sampler.live_device.ResidentRows`` (rows kept on the device: index them or ``np.asarray``;
+    u, theta: (n, d) unit-cube and physical coordinates of the live points (n is normally nlive); without MPI
+        ``sampler.live_rows.ResidentRows`` (rows in a slot store, on the host or the GPU: index them or ``np.asarray``;
         valid until the next iteration, which reuses the dead points' rows).
     logl, logl_birth: (n,) their log-likelihoods and the contours they were born above.
     thread: (n,) the thread (sequence of points replacing one another) each live point belongs to.
@@ -160,7 +160,7 @@ class Proposal(NamedTuple):
     dense: bool
     logl_at: object  # logl_at(u) -> log-likelihoods of unit-cube points (m, d): the connectivity test's
     neighbours: object = clustering.local_neighbours  # the kNN rows of the clustering (split over MPI ranks)
-    live_store: object = None  # a sampler.live_device.DeviceLiveStore when the live set stays on the GPU
+    live_store: object = None  # where the live set's rows stay (sampler.live_rows; sampler.live_device on the GPU)
 
 
 def reclusters(state, settings) -> bool:
@@ -241,8 +241,8 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     labels, nlike_joins = _survivor_labels(state, survivors, settings, logl_star, proposal)
     ws = proposal.workspace
     ns = survivors.size
-    resident = geo.is_resident(state.u)  # the live set's rows on the GPU (sampler.live_device)
-    if resident:  # the dead rows reach the host before the chains reuse their device slots
+    resident = geo.is_resident(state.u)  # the live set's rows in a slot store (sampler.live_rows)
+    if resident:  # the dead rows are copied out before the chains reuse their slots
         dead_u, dead_theta = state.u.store.gather_both(state.u.slots[removed])
         new_u, new_theta = _resident_rows(state.u, state.theta, removed, survivors, k)
         survivor_u = new_u.rows(new_u.slots[:ns])
@@ -270,7 +270,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     ctrl[CTRL_PAIR_SLICES], ctrl[CTRL_RADIAL_SLICES] = settings.pair_slices, settings.radial_slices
     chain_rng = state.chain_rng.copy()
     logl_start = state.logl[starts]
-    if resident:  # the chains read their starts and write their end points in device memory
+    if resident:  # the chains read their starts and write their end points in the store
         u_start, destination = state.u.rows(state.u.slots[starts]), {"into": new_u.slots[ns:]}
     else:
         u_start, destination = np.ascontiguousarray(state.u[starts]), {}
@@ -335,7 +335,7 @@ def _survivors_first(array, survivors, new):
 
 
 def _resident_rows(u, theta, removed, survivors, k):
-    """The next live set's device rows: the survivors' slots, then ``k`` for the new points (the dead points'
+    """The next live set's rows in the store: the survivors' slots, then ``k`` for the new points (the dead points'
     slots first; their rows are on the host by now)."""
     store = u.store
     store.release(u.slots[removed])

@@ -10,7 +10,7 @@ import numpy as np
 
 from nestgrad.likelihoods import backends
 
-from . import clustering, evidence, float_text, live_moments, prior_families
+from . import clustering, evidence, float_text, live_moments, live_rows, prior_families
 from . import mpi_pool
 from .clustering import local_neighbours
 from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, read_checkpoint, restore_generator,
@@ -58,7 +58,7 @@ def _compile_helpers():
     child process compiling the chain kernel."""
     for dispatcher, signature in (prior_families.compiled_signatures() + clustering.compiled_signatures()
                                   + geo.compiled_signatures() + float_text.compiled_signatures()
-                                  + evidence.compiled_signatures()):
+                                  + evidence.compiled_signatures() + live_rows.compiled_signatures()):
         dispatcher.compile(signature)
 
 
@@ -194,12 +194,12 @@ class NestedSampler:
             from .hmc_gpu import DeviceMemoryError, GpuChainKernel
             from . import live_device
             # The live set stays on the GPU (sampler.live_device) unless MPI ranks share the chains.
-            live_rows = self.nlive + self.k if pool is None and live_device.ENABLED else 0
+            device_rows = self.nlive + self.k if pool is None and live_device.ENABLED else 0
             try:
-                advance = GpuChainKernel(kern, codes, args, self.k, self.ndim, live_rows)
+                advance = GpuChainKernel(kern, codes, args, self.k, self.ndim, device_rows)
             except DeviceMemoryError as error:
                 raise SamplerError(f"backend gpu: {error}") from None
-            live_store = live_device.DeviceLiveStore(live_rows, self.ndim) if live_rows else None
+            live_store = live_device.DeviceLiveStore(device_rows, self.ndim) if device_rows else None
             like = self.likelihood
 
             def evaluate(thetas, data, theta_buf, scratch, out):
@@ -214,6 +214,9 @@ class NestedSampler:
                 kernel.advance.max_threads = kernel.advance.threads = mpi_pool.default_threads_per_rank()
             advance, evaluate, origin = AdaptiveThreads(kernel.advance), kernel.evaluate, kernel.origin
             child_seconds = kernel.child_seconds
+            # The live set in slots (sampler.live_rows) unless MPI ranks share the chains.
+            if pool is None and live_rows.ENABLED:
+                live_store = live_rows.HostLiveStore(self.nlive + self.k, self.ndim)
         getattr(advance, "advance", advance)(*warm)  # compiles here when the kernel was not loaded
         evaluate(*warm_evaluate)
         if self.backend == "gpu":  # "gpu cache" / "gpu compiled" (numba-cuda's disk cache), "gpu" (simulator)
@@ -230,6 +233,8 @@ class NestedSampler:
         elif pool is not None:
             pool.loaded()  # rank 0 waits for this in announce_ready
         self._evaluate = evaluate
+        if isinstance(live_store, live_rows.HostLiveStore):
+            advance = live_rows.SlotAdvance(advance, live_store)
         self._proposal = Proposal(advance, self._workspace, kern.data, codes, args, self.k, self.nlive, self.dense,
                                   self._logl_at, neighbours, live_store)
         self.compile_info = {"seconds": time.perf_counter() - start + self._prepare_seconds, "kernel": origin}

@@ -7,8 +7,9 @@ worktrees) in one shell to compare them side by side; the figures are per iterat
 
     python scripts/bench_host_step.py --problem gaussian --ndim 30 --nlive 100000 --iterations 12
 
-On a GPU, ``--backend gpu`` and ``--backend gpu --host-live-set`` side by side compare the live set kept on the
-device (``sampler/live_device.py``) with the host-side one; ``--profile 25`` shows where the host's time goes.
+``--host-live-set`` keeps the live set in plain host arrays instead of slots (``sampler/live_rows.py``; on a GPU,
+with ``--backend gpu``, instead of device memory, ``sampler/live_device.py``): run with and without it side by side
+to compare; ``--profile 25`` shows where the host's time goes.
 """
 
 import argparse
@@ -26,16 +27,21 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu", help="where the chains run")
     parser.add_argument("--host-live-set", action="store_true",
-                        help="gpu: keep the live set on the host (as before sampler/live_device.py), to compare")
+                        help="keep the live set in plain host arrays instead of slots (sampler/live_rows.py on the "
+                             "cpu, sampler/live_device.py on the gpu), to compare")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="also print the N functions of the host's part that took longest (cProfile)")
     opts = parser.parse_args()
     import cProfile
     import pstats
 
-    from nestgrad.sampler import live_device
+    from nestgrad.sampler import live_rows
 
-    live_device.ENABLED = not opts.host_live_set
+    live_rows.ENABLED = not opts.host_live_set
+    if opts.backend == "gpu":
+        from nestgrad.sampler import live_device
+
+        live_device.ENABLED = not opts.host_live_set
     profile = cProfile.Profile() if opts.profile else None
 
     from nestgrad.likelihoods import builtin

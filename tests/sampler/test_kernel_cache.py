@@ -30,15 +30,15 @@ s = NestedSampler(b.likelihood(backend="cpu"), Prior.from_spec(b.priors), nlive=
 notes = []
 s.compile(notify=notes.append)
 from nestgrad.sampler import clustering, evidence, prior_families
-from nestgrad.sampler import geometry
+from nestgrad.sampler import geometry, live_rows
 helpers = (prior_families.compiled_signatures() + clustering.compiled_signatures() + geometry.compiled_signatures()
-           + evidence.compiled_signatures())
+           + evidence.compiled_signatures() + live_rows.compiled_signatures())
 helpers_ready = all(len(d.signatures) == 1 for d, _ in helpers)  # compiled while the child compiled the kernel
 checkpoint = sys.argv[1] if len(sys.argv) > 1 else None
 resume = len(sys.argv) > 2 and sys.argv[2] == "resume"
 max_iter = int(sys.argv[3]) if len(sys.argv) > 3 else 20
 r = s.run(dlogz=0.01, progress=False, max_iter=max_iter, checkpoint=checkpoint, resume=resume)
-advance_range = s._proposal.advance.advance.advance_range
+advance_range = s._proposal.advance.inner.advance.advance_range  # SlotAdvance(AdaptiveThreads(kernel))
 print(json.dumps({"logl": r.dead.logl.tolist(), "u": r.dead.u.tolist(), "kernel": s.compile_info["kernel"],
                   "notes": notes, "overloads": len(advance_range.overloads), "niter": r.niter,
                   "helpers_ready": helpers_ready,

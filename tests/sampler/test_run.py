@@ -205,7 +205,7 @@ def test_progress_bar_only_on_a_terminal():
 @pytest.mark.parametrize("threads", ["one", "all"])
 def test_thread_count_does_not_change_results(reference, threads):
     sampler = NestedSampler(PROB, PROB.prior, seed=5, **KW).compile()
-    chooser = sampler._proposal.advance  # hmc.AdaptiveThreads
+    chooser = sampler._proposal.advance.inner  # hmc.AdaptiveThreads, in the live set's live_rows.SlotAdvance
     chooser.trials = 0
     chooser.threads = 1 if threads == "one" else chooser.max_threads
     assert_identical(reference, sampler.run(dlogz=0.5, progress=False))

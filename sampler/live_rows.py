@@ -1,0 +1,193 @@
+"""The live set's coordinates in slots: rows of ``u`` and ``theta`` that stay where the chain that made them wrote
+them until the iteration they die in, instead of being gathered into new arrays every iteration.
+
+``nested.step`` keeps the state's live points in their order (survivors first, then the new points); with plain
+arrays that order costs a gather of every survivor's ``u`` and ``theta`` rows an iteration (two passes over
+n x d numbers: 6 ms of the host's 28 ms an iteration at nlive 1e5 in 30-D on the 2-core machine of
+docs/benchmarks.md). In a store the state holds :class:`ResidentRows` -- a slot per live point, in the state's
+order -- and the order costs a gather of n slot numbers; the chains read their starts by slot and their end
+points go into the slots of the points that died (their rows copied out first) or free ones. What needs every
+survivor's row as an array gets them gathered (``np.asarray``), so every computation sees the same float64
+values as with plain arrays and a run gives the same dead points bit for bit.
+
+Two stores share the slot bookkeeping of :class:`SlotStore`: :class:`HostLiveStore` (numpy, the CPU backend)
+and ``sampler.live_device.DeviceLiveStore`` (device memory, ``backend: gpu``). Without MPI both backends keep
+their live set in one; ``ENABLED = False`` keeps the CPU backend's in plain arrays (the tests compare the two).
+"""
+
+import numba
+import numpy as np
+
+ENABLED = True  # the CPU backend's live set in a HostLiveStore (False: plain arrays)
+
+
+class SlotStore:
+    """Slots for the live points' ``u`` and ``theta`` rows (float64, ``ndim`` columns): a free list (a new point
+    takes the slot of a point that died in the same iteration, low slots first), doubling when the live set widens
+    past the capacity (plateaus, ``sampler.nested``). Subclasses hold the rows and move them."""
+
+    def __init__(self, capacity, ndim):
+        self.ndim = int(ndim)
+        self.u, self.theta = self._empty(int(capacity)), self._empty(int(capacity))
+        self._reset_free()
+        self.rows_to_host = 0  # rows copied out so far (what the tests read to see the rows stay put)
+
+    @property
+    def capacity(self) -> int:
+        return self.u.shape[0]
+
+    def _reset_free(self):
+        # A stack of free slots (its top at ``nfree``), popped from the top: low slots first.
+        self.free = np.arange(self.capacity - 1, -1, -1, dtype=np.int64)
+        self.nfree = self.capacity
+
+    def adopt(self, u, theta) -> tuple["ResidentRows", "ResidentRows"]:
+        """Host rows (n, d) of a live set (prior draws, a checkpoint's) put into the store: their resident views."""
+        self._reset_free()
+        slots = self.take(u.shape[0])
+        self.put_host_rows(slots, np.ascontiguousarray(u, dtype=np.float64),
+                           np.ascontiguousarray(theta, dtype=np.float64))
+        return ResidentRows(self, "u", slots), ResidentRows(self, "theta", slots)
+
+    def take(self, n) -> np.ndarray:
+        """``n`` free slots (the store grows when it has fewer)."""
+        while self.nfree < n:
+            old = self.capacity
+            self.u, self.theta = self._grown(self.u), self._grown(self.theta)
+            # the new slots under the free ones, so that the low slots are still taken first
+            self.free = np.concatenate([np.arange(2 * old - 1, old - 1, -1, dtype=np.int64), self.free[:self.nfree],
+                                        np.empty(old, np.int64)])
+            self.nfree += old
+        self.nfree -= n
+        return self.free[self.nfree:self.nfree + n][::-1].copy()
+
+    def release(self, slots) -> None:
+        slots = np.asarray(slots, dtype=np.int64)
+        self.free[self.nfree:self.nfree + slots.size] = slots[::-1]
+        self.nfree += slots.size
+
+
+class HostLiveStore(SlotStore):
+    """Slots in host memory, for the CPU backend's chains (:class:`SlotAdvance`)."""
+
+    def _empty(self, n):
+        return np.empty((n, self.ndim))
+
+    def _grown(self, rows):
+        bigger = self._empty(2 * rows.shape[0])
+        bigger[:rows.shape[0]] = rows
+        return bigger
+
+    def put_host_rows(self, slots, u, theta) -> None:
+        self.u[slots], self.theta[slots] = u, theta
+
+    def gather_both(self, slots) -> tuple[np.ndarray, np.ndarray]:
+        """Rows ``slots`` of ``u`` and of ``theta`` (the dead points' rows)."""
+        self.rows_to_host += 2 * len(slots)
+        return self.u[slots], self.theta[slots]
+
+    def gather(self, source, slots) -> np.ndarray:
+        """Rows ``slots`` of ``source`` (``self.u`` or ``self.theta``) as a new array."""
+        self.rows_to_host += len(slots)
+        return source[np.asarray(slots, dtype=np.int64)]
+
+    def max_whitened_norm2(self, source, slots, mean, inverse, diagonal) -> float:
+        """``geometry.max_whitened_norm2`` of rows ``slots`` of ``source``, read in place in storage order (a
+        maximum does not depend on the order; in the slots' order, which new points scatter, the reads were
+        latency-bound: 12.8 ms against 2.3 ms at nlive 1e5 in 30-D)."""
+        chosen = np.zeros(source.shape[0], np.bool_)
+        chosen[slots] = True
+        return float(_max_norm2_rows(source, chosen, np.ascontiguousarray(mean, dtype=np.float64), inverse,
+                                     bool(diagonal)))
+
+
+@numba.njit(cache=True, nogil=True)
+def _max_norm2_rows(points, chosen, mean, inverse, diagonal):
+    """``geometry._max_norm2`` of the rows of ``points`` where ``chosen``, with its operations in its order."""
+    d = points.shape[1]
+    centred = np.empty(d)
+    best = 0.0
+    for s in range(points.shape[0]):
+        if not chosen[s]:
+            continue
+        for a in range(d):
+            centred[a] = points[s, a] - mean[a]
+        total = 0.0
+        for a in range(d):
+            if diagonal:
+                z = inverse[a, a] * centred[a]
+            else:
+                z = 0.0
+                for b in range(a + 1):
+                    z += inverse[a, b] * centred[b]
+            total += z * z
+        if total > best:
+            best = total
+    return best
+
+
+def compiled_signatures():
+    """``[(dispatcher, signature)]`` of the compiled helper above, as a run calls it (see
+    ``sampler.clustering.compiled_signatures``)."""
+    f8_2, f8_1 = numba.float64[:, ::1], numba.float64[::1]
+    return [(_max_norm2_rows, (f8_2, numba.boolean[::1], f8_1, f8_2, numba.boolean))]
+
+
+class SlotAdvance:
+    """The CPU chain kernel's ``advance`` for a live set in a :class:`HostLiveStore`: with ``into`` (the slots of
+    the new points) its starts are gathered from their slots and its end points' ``u`` and ``theta`` are written
+    into ``into``, as the GPU's kernel does on the device; without, the kernel as it is."""
+
+    def __init__(self, inner, store):
+        self.inner, self.store = inner, store
+
+    def __call__(self, u_start, *args, into=None):
+        if into is None:
+            return self.inner(u_start, *args)
+        self.inner(np.asarray(u_start), *args)
+        out_u, out_theta = args[-5], args[-4]  # the workspace's outputs end the arguments: u, theta, logl, ...
+        self.store.put_host_rows(np.asarray(into, dtype=np.int64), out_u, out_theta)
+
+
+class ResidentRows:
+    """An (n, d) float64 matrix whose row ``i`` is row ``slots[i]`` of ``store``: what ``NSState.u`` and
+    ``NSState.theta`` hold when the live set is in a store. Indexing gathers the rows asked for; ``np.asarray``
+    gathers all of them."""
+
+    def __init__(self, store, name, slots):
+        self.store, self.name, self.slots = store, name, np.asarray(slots, dtype=np.int64)
+
+    @property
+    def source(self):  # the store's current array (it changes when the store grows)
+        return getattr(self.store, self.name)
+
+    @property
+    def shape(self):
+        return (self.slots.size, self.store.ndim)
+
+    dtype = np.dtype(np.float64)
+    ndim = 2
+    resident = True
+
+    def __len__(self):
+        return self.slots.size
+
+    def __getitem__(self, index):  # rows only (an index, slice, mask or index array)
+        picked = self.slots[index]
+        if np.ndim(picked) == 0:
+            return self.store.gather(self.source, np.array([picked]))[0]
+        return self.store.gather(self.source, picked)
+
+    def __array__(self, dtype=None, copy=None):
+        rows = self.store.gather(self.source, self.slots)
+        return rows if dtype is None else rows.astype(dtype, copy=False)
+
+    def rows(self, slots) -> "ResidentRows":
+        """The same store's rows ``slots`` as another resident matrix (no copy)."""
+        return ResidentRows(self.store, self.name, slots)
+
+    def max_whitened_norm2(self, mean, inverse, diagonal) -> float:
+        """``geometry.max_whitened_norm2`` of these rows, computed where they are (``inverse``: ``L^-1``)."""
+        if self.slots.size == 0:
+            return 0.0
+        return self.store.max_whitened_norm2(self.source, self.slots, mean, inverse, diagonal)
