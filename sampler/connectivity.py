@@ -35,9 +35,17 @@ class Segments:
 
     def __init__(self, logl_at, logl_star, u):
         self.logl_at, self.logl_star = logl_at, logl_star
-        scale = np.std(u, axis=0)
-        self.scale = np.where(scale > 0, scale, 1.0)
+        self._u, self._scale = u, None
         self.evaluations = 0
+
+    @property
+    def scale(self):
+        """The live points' spread per coordinate, computed when a pair of clusters is first compared (with one
+        cluster never: 27 ms at each reclustering of 1e5 live points in 30-D)."""
+        if self._scale is None:
+            scale = np.std(self._u, axis=0)
+            self._scale, self._u = np.where(scale > 0, scale, 1.0), None
+        return self._scale
 
     def closest_pairs(self, a, b):
         """Rows of ``a`` and ``b`` (u coordinates) forming the ``PAIRS`` closest pairs."""
