@@ -30,9 +30,9 @@ s = NestedSampler(b.likelihood(backend="cpu"), Prior.from_spec(b.priors), nlive=
 notes = []
 s.compile(notify=notes.append)
 from nestgrad.sampler import clustering, evidence, prior_families
-from nestgrad.sampler import geometry, live_rows
+from nestgrad.sampler import geometry
 helpers = (prior_families.compiled_signatures() + clustering.compiled_signatures() + geometry.compiled_signatures()
-           + evidence.compiled_signatures() + live_rows.compiled_signatures())
+           + evidence.compiled_signatures())
 helpers_ready = all(len(d.signatures) == 1 for d, _ in helpers)  # compiled while the child compiled the kernel
 checkpoint = sys.argv[1] if len(sys.argv) > 1 else None
 resume = len(sys.argv) > 2 and sys.argv[2] == "resume"
