@@ -118,10 +118,12 @@ class SlotAdvance:
         self.store.put_host_rows(np.asarray(into, dtype=np.int64), out_u, out_theta)
 
 
-class ResidentRows:
+class ResidentRows(np.lib.mixins.NDArrayOperatorsMixin):
     """An (n, d) float64 matrix whose row ``i`` is row ``slots[i]`` of ``store``: what ``NSState.u`` and
     ``NSState.theta`` hold when the live set is in a store. Indexing gathers the rows asked for; ``np.asarray``
-    gathers all of them."""
+    gathers all of them. To code reading the state (a run's ``callback``) it reads as a read-only array:
+    ``rows[:, 0]``, ``rows - 0.5``, ``np.mean(rows, axis=0)`` and the ndarray's methods (``rows.mean(axis=0)``,
+    ``rows.copy()``) work on the gathered rows."""
 
     def __init__(self, store, name, slots):
         self.store, self.name, self.slots = store, name, np.asarray(slots, dtype=np.int64)
@@ -141,7 +143,10 @@ class ResidentRows:
     def __len__(self):
         return self.slots.size
 
-    def __getitem__(self, index):  # rows only (an index, slice, mask or index array)
+    def __getitem__(self, index):  # rows (an index, slice, mask or index array), then any column index
+        if isinstance(index, tuple):
+            rows, columns = self[index[0]], index[1:]
+            return rows[columns] if rows.ndim == 1 else rows[(slice(None),) + columns]
         picked = self.slots[index]
         if np.ndim(picked) == 0:
             return self.store.gather(self.source, np.array([picked]))[0]
@@ -150,6 +155,17 @@ class ResidentRows:
     def __array__(self, dtype=None, copy=None):
         rows = self.store.gather(self.source, self.slots)
         return rows if dtype is None else rows.astype(dtype, copy=False)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(isinstance(x, ResidentRows) for x in kwargs.get("out", ())):
+            return NotImplemented  # read-only: the rows change only through the store
+        inputs = tuple(np.asarray(x) if isinstance(x, ResidentRows) else x for x in inputs)
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __getattr__(self, name):  # the ndarray's other attributes and methods, of the gathered rows
+        if name.startswith("__") or name in ("store", "name", "slots"):
+            raise AttributeError(name)
+        return getattr(np.asarray(self), name)
 
     def rows(self, slots) -> "ResidentRows":
         """The same store's rows ``slots`` as another resident matrix (no copy)."""

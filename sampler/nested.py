@@ -65,8 +65,9 @@ class NSState(NamedTuple):
     """Live points and proposal state between iterations.
 
     u, theta: (n, d) unit-cube and physical coordinates of the live points (n is normally nlive); without MPI
-        ``sampler.live_rows.ResidentRows`` (rows in a slot store, on the host or the GPU: index them or ``np.asarray``;
-        valid until the next iteration, which reuses the dead points' rows).
+        ``sampler.live_rows.ResidentRows``: rows in a slot store, on the host or the GPU, that read as read-only
+        arrays (indexing, arithmetic, ``np.asarray`` and the ndarray's methods gather them); valid until the next
+        iteration, which reuses the dead points' rows.
     logl, logl_birth: (n,) their log-likelihoods and the contours they were born above.
     thread: (n,) the thread (sequence of points replacing one another) each live point belongs to.
     uid, parent: (n,) each live point's creation id (0, 1, ... in the order points were made) and that of the

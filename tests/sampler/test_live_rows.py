@@ -94,3 +94,28 @@ def test_the_radius_in_place_equals_the_radius_of_the_gathered_rows(dense):
     want = geometry.max_whitened_norm2(points, finite.mean(axis=0), chol, not dense)
     assert np.isfinite(want) and want > 0
     assert geometry.max_whitened_norm2(rows, finite.mean(axis=0), chol, not dense) == want
+
+
+def test_a_callback_reads_the_state_as_it_would_read_arrays(monkeypatch):
+    """The rows views are what a run's callback sees in ``state.u``/``state.theta``: they read like arrays."""
+    problem = problems.gaussian(2)
+    seen = {}
+
+    def callback(niter, state, info):
+        for key, rows in (("slots", state.u), ("array", np.asarray(state.u))):
+            seen.setdefault(key, []).append((rows[:, 0], rows[3], rows[3, 1], rows[-2:, 1:], rows - 0.5,
+                                             np.mean(rows, axis=0), rows.mean(axis=0), rows.copy(),
+                                             np.asarray(rows[np.asarray(state.logl) > np.median(state.logl)])))
+        return niter >= 3
+
+    monkeypatch.setattr(live_rows, "ENABLED", True)
+    NestedSampler(problem, problem.prior, nlive=50, seed=1).run(progress=False, callback=callback)
+    assert len(seen["slots"]) == 3
+    for got, want in zip(seen["slots"], seen["array"]):
+        for g, w in zip(got, want):
+            assert type(g) is type(w) and np.array_equal(g, w)
+    rows = live_rows.ResidentRows(live_rows.HostLiveStore(4, 2), "u", np.array([1, 0]))
+    with pytest.raises(TypeError):
+        rows[0] = 1.0  # read-only
+    with pytest.raises(TypeError):
+        np.add(rows, 1.0, out=rows)
