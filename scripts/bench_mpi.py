@@ -55,9 +55,9 @@ def child(out, nlive, ndim, seed, chain_times, max_iter=None):
         proposal = sampler._build()
         advance = proposal.advance
 
-        def timed(*args):
+        def timed(*args, **options):  # options: the live set's slots (sampler.live_rows.SlotAdvance)
             start = time.perf_counter()
-            advance(*args)
+            advance(*args, **options)
             times.append(time.perf_counter() - start)
 
         sampler._proposal = proposal._replace(advance=timed)
