@@ -185,11 +185,10 @@ def covariance(points) -> np.ndarray:
 
 
 def compiled_signatures():
-    """``[(dispatcher, signature)]`` of the compiled helpers below, as a run calls them (see
+    """``[(dispatcher, signature)]`` of the compiled helper below, as a run calls it (see
     ``sampler.clustering.compiled_signatures``)."""
     f8_2, f8_1 = numba.float64[:, ::1], numba.float64[::1]
-    return [(_max_norm2, (f8_2, f8_1, f8_2, numba.boolean)),
-            (max_norm2_of_chosen, (f8_2, numba.boolean[::1], f8_1, f8_2, numba.boolean))]
+    return [(_max_norm2, (f8_2, numba.boolean[::1], f8_1, f8_2, numba.boolean))]
 
 
 def max_whitened_norm2(points, mean, chol, diagonal) -> float:
@@ -199,50 +198,38 @@ def max_whitened_norm2(points, mean, chol, diagonal) -> float:
     inverse = np.diag(1.0 / np.diag(chol)) if diagonal else np.linalg.inv(chol)  # as lower_solve whitens
     if is_resident(points):
         return points.max_whitened_norm2(mean, inverse, diagonal)
-    return float(_max_norm2(np.ascontiguousarray(points, dtype=np.float64), np.ascontiguousarray(mean), inverse,
-                            bool(diagonal)))
+    points = np.ascontiguousarray(points, dtype=np.float64)
+    return max_norm2_of_rows(points, np.ones(points.shape[0], np.bool_), mean, inverse, diagonal)
+
+
+def max_norm2_of_rows(points, chosen, mean, inverse, diagonal) -> float:
+    """``max |inverse (x - mean)|^2`` over the rows ``x`` of ``points`` (float64, C order) where ``chosen``, read in
+    storage order; rows whose value is NaN never count."""
+    return float(_max_norm2(points, chosen, np.ascontiguousarray(mean, dtype=np.float64), inverse, bool(diagonal)))
 
 
 @numba.njit(cache=True, nogil=True)
-def _max_norm2(points, mean, inverse, diagonal):
-    centred = np.empty(points.shape[1])
+def _max_norm2(points, chosen, mean, inverse, diagonal):
+    n, d = points.shape
+    centred = np.empty(d)
     best = 0.0
-    for i in range(points.shape[0]):
-        total = row_norm2(points, i, centred, mean, inverse, diagonal)
-        if total > best:  # NaN never counts
+    for i in range(n):
+        if not chosen[i]:
+            continue
+        for a in range(d):
+            centred[a] = points[i, a] - mean[a]
+        total = 0.0
+        for a in range(d):
+            if diagonal:
+                z = inverse[a, a] * centred[a]
+            else:
+                z = 0.0
+                for b in range(a + 1):
+                    z += inverse[a, b] * centred[b]
+            total += z * z
+        if total > best:
             best = total
     return best
-
-
-@numba.njit(cache=True, nogil=True)
-def max_norm2_of_chosen(points, chosen, mean, inverse, diagonal):
-    """``_max_norm2`` of the rows of ``points`` where ``chosen`` (a live set in slots, ``sampler.live_rows``)."""
-    centred = np.empty(points.shape[1])
-    best = 0.0
-    for i in range(points.shape[0]):
-        if chosen[i]:
-            total = row_norm2(points, i, centred, mean, inverse, diagonal)
-            if total > best:  # NaN never counts
-                best = total
-    return best
-
-
-@numba.njit(nogil=True, inline="always")
-def row_norm2(points, i, centred, mean, inverse, diagonal):
-    """``|L^-1 (x_i - mean)|^2`` of row ``i`` of ``points`` (``centred``: a buffer of d values)."""
-    d = points.shape[1]
-    for a in range(d):
-        centred[a] = points[i, a] - mean[a]
-    total = 0.0
-    for a in range(d):
-        if diagonal:
-            z = inverse[a, a] * centred[a]
-        else:
-            z = 0.0
-            for b in range(a + 1):
-                z += inverse[a, b] * centred[b]
-        total += z * z
-    return total
 
 
 def correlated(points, cov=None) -> bool:

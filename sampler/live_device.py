@@ -44,16 +44,6 @@ def _gather(source, slots, out):
 
 
 @cuda.jit
-def _gather_both(source_u, source_theta, slots, out_u, out_theta):
-    j = cuda.grid(1)
-    if j < slots.shape[0]:
-        s = slots[j]
-        for a in range(source_u.shape[1]):
-            out_u[j, a] = source_u[s, a]
-            out_theta[j, a] = source_theta[s, a]
-
-
-@cuda.jit
 def _scatter_both(rows_u, rows_theta, slots, target_u, target_theta):
     j = cuda.grid(1)
     if j < slots.shape[0]:
@@ -107,16 +97,6 @@ class DeviceLiveStore(SlotStore):
         """The device rows ``u_dev``, ``theta_dev`` (m, d) into ``slots`` (the chains' end points)."""
         if slots.size:
             _launch(_scatter_both, slots.size)(u_dev, theta_dev, cuda.to_device(slots), self.u, self.theta)
-
-    def gather_both(self, slots) -> tuple[np.ndarray, np.ndarray]:
-        """Rows ``slots`` of ``u`` and of ``theta`` on the host (the dead points' rows), in one launch."""
-        slots = np.ascontiguousarray(slots, dtype=np.int64)
-        if slots.size == 0:
-            return np.empty((0, self.ndim)), np.empty((0, self.ndim))
-        self.rows_to_host += 2 * slots.size
-        out_u, out_theta = (cuda.device_array((slots.size, self.ndim), np.float64) for _ in range(2))
-        _launch(_gather_both, slots.size)(self.u, self.theta, cuda.to_device(slots), out_u, out_theta)
-        return out_u.copy_to_host(), out_theta.copy_to_host()
 
     def gather_device(self, source, slots, out=None):
         """Rows ``slots`` of the device array ``source`` as a device array (into ``out`` when given)."""

@@ -34,7 +34,6 @@ def test_live_set_kernels_compile_to_ptx_for_sm90():
 
     rows, slots, vector = float64[:, :], int64[:], float64[:]
     for kernel, signature in ((live_device._gather, (rows, slots, rows)),
-                              (live_device._gather_both, (rows, rows, slots, rows, rows)),
                               (live_device._scatter_both, (rows, rows, slots, rows, rows)),
                               (live_device._whitened_norm2, (rows, slots, vector, rows, boolean, vector))):
         ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))
