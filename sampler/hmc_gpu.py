@@ -16,7 +16,9 @@ Tested under the CUDA simulator in CI and on a real GPU (an H200) by the device 
 """
 
 import types
+import warnings
 
+import numba
 import numpy as np
 from numba import cuda  # importing needs no driver; module-level so the CUDA simulator can swap it in kernels
 
@@ -40,6 +42,10 @@ def _retarget(fn, jit, **replace):
 
 def device_helpers():
     """CUDA device versions of the prior transform and the per-chain normal and uniform deviates."""
+    if numba.config.ENABLE_CUDASIM:
+        # The simulator runs the xoroshiro arithmetic on numpy uint64 scalars, which wrap as the generator intends
+        # (as on a device) but warn; only the generator's own additions are silenced, not a likelihood's.
+        warnings.filterwarnings("ignore", r".*overflow encountered in scalar", RuntimeWarning, rng.__name__)
     dev = cuda.jit(device=True)
     rotl = _retarget(rng._rotl, dev)
     next_u64 = _retarget(rng.next_uint64, dev, _rotl=rotl)

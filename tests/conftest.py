@@ -40,7 +40,7 @@ LONGEST_FIRST = (
     "ad/test_local_arrays.py", "likelihoods/test_backends.py", "app/test_app_cli.py", "sampler/test_problems.py",
     "app/test_bench_gpu.py", "sampler/test_kernel_cache.py", "ad/test_fuzz_jax.py", "sampler/test_mixing.py",
     "likelihoods/test_gpu.py", "app/test_app_readme.py", "sampler/test_peer_problems.py",
-    "ad/test_reproducer_classes.py", "app/test_gpu_mpi_sim.py", "sampler/test_hmc_gpu.py",
+    "ad/test_reproducer_classes.py", "app/test_gpu_config_sim.py", "sampler/test_hmc_gpu.py",
 )
 
 

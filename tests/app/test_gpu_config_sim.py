@@ -1,12 +1,18 @@
 """A config with `backend: gpu` run end to end by `nestgrad run` under numba's CUDA simulator (a subprocess:
 NUMBA_ENABLE_CUDASIM must be set before numba is imported): batched initial draws, chains and likelihood as CUDA
-kernels, the run folder, `--resume` of the finished run, and the same dead points as the CPU backend."""
+kernels, the run folder, `--resume` of the finished run, the same dead points as the CPU backend, and
+`mpiexec -n 2 nestgrad run` of the same config (each rank runs its block of the chains as CUDA threads on its own
+device, `likelihoods.backends.placement`) with the single process's dead points bit for bit."""
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+from nestgrad.likelihoods.backends import placement
 
 CONFIG = """name: gpu_sim
 likelihood:
@@ -43,7 +49,7 @@ def runs(app_env, tmp_path_factory):
         return proc
 
     return {"gpu": nestgrad(sim, "--out", "gpu"), "resume": nestgrad(sim, "--out", "gpu", "--resume"),
-            "cpu": nestgrad(app_env, "--out", "cpu", "--backend", "cpu"), "folder": folder}
+            "cpu": nestgrad(app_env, "--out", "cpu", "--backend", "cpu"), "folder": folder, "sim": sim}
 
 
 def test_gpu_config_runs_end_to_end_under_the_simulator(runs):
@@ -53,6 +59,8 @@ def test_gpu_config_runs_end_to_end_under_the_simulator(runs):
     # rms 1.18 and reach 3.04 (this seed), so the bound is 4 error bars.
     assert abs(results["logz"] - results["reference_logz"]) < 4 * results["logz_err"]
     assert "GPU kernel" in runs["gpu"].stdout  # the summary says where the chains ran
+    # The simulator's uint64 arithmetic of the chains' generator wraps as intended; the user is not warned of it.
+    assert "overflow" not in runs["gpu"].stdout + runs["gpu"].stderr
 
 
 def test_resume_of_the_finished_gpu_run_prints_the_stored_summary(runs):
@@ -75,6 +83,38 @@ def test_gpu_backend_gives_the_cpu_backends_dead_points(runs):
     difference = np.abs(np.where(finite, gpu, 0.0) - np.where(finite, cpu, 0.0))
     relative = (difference / np.maximum(1.0, np.abs(np.where(finite, cpu, 0.0)))).max(axis=1)  # per dead point
     assert relative[:100].max() < 1e-12 and relative.max() < 1e-5, relative
+
+
+MPIEXEC = Path(sys.executable).parent / "mpiexec"
+LAUNCHER = str(MPIEXEC) if MPIEXEC.exists() else shutil.which("mpiexec")
+
+
+def test_two_ranks_on_the_gpu_backend_give_the_single_process_dead_points(runs):
+    has_mpi4py = subprocess.run([sys.executable, "-c", "from mpi4py import MPI"], capture_output=True).returncode == 0
+    if LAUNCHER is None or not has_mpi4py:
+        pytest.skip("no MPI installed: mpiexec or mpi4py missing (pip install -e '.[test]' brings both)")
+    folder = runs["folder"]
+    env = dict(runs["sim"], NUMBA_NUM_THREADS="1")
+    proc = subprocess.run([LAUNCHER, "-n", "2", sys.executable, "-m", "nestgrad", "run", "gpu_sim.yaml", "--no-check",
+                           "--quiet", "--out", "ranks"], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    single, ranks = (json.loads((folder / name / "results.json").read_text()) for name in ("gpu", "ranks"))
+    assert single["settings"]["backend"] == ranks["settings"]["backend"] == "gpu"
+    assert ranks["mpi"]["ranks"] == 2 and all(chains > 0 for chains in ranks["mpi"]["chains"])
+    for table in ("gpu_sim_dead-birth.txt", "gpu_sim.txt"):
+        assert (folder / "ranks" / table).read_bytes() == (folder / "gpu" / table).read_bytes(), table
+
+
+def test_each_rank_takes_the_device_of_its_node_local_rank(monkeypatch):
+    for name in placement.LOCAL_RANK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert placement.device_index(4) == 0  # no launcher: the first device
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_RANK", "5")
+    assert placement.device_index(4) == 1 and placement.device_index(1) == 0
+    monkeypatch.delenv("OMPI_COMM_WORLD_LOCAL_RANK")
+    monkeypatch.setenv("SLURM_LOCALID", "2")
+    assert placement.device_index(8) == 2
 
 
 @pytest.mark.device
