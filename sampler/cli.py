@@ -306,13 +306,14 @@ def finished_run(outdir, config):
 def _with_overrides(config, args):
     """Apply --out/--backend/--seed on top of the config (the config file itself is not changed)."""
     if getattr(args, "out", None):
-        config = dataclasses.replace(config, output=dataclasses.replace(config.output,
-                                                                        dir=Path(args.out).resolve()))
+        config = config.overridden(("output", "dir"), f"--out {args.out}",
+                                   output=dataclasses.replace(config.output, dir=Path(args.out).resolve()))
     if getattr(args, "backend", None):
-        config = dataclasses.replace(config, backend=args.backend)
+        config = config.overridden(("backend",), f"--backend {args.backend}", backend=args.backend)
     if getattr(args, "seed", None) is not None and args.command == "run":
         _check_option("--seed", args.seed)
-        config = dataclasses.replace(config, sampler=dataclasses.replace(config.sampler, seed=args.seed))
+        config = config.overridden(("sampler", "seed"), f"--seed {args.seed}",
+                                   sampler=dataclasses.replace(config.sampler, seed=args.seed))
     return config
 
 

@@ -211,10 +211,11 @@ def _construct(config: Config, make):
         if getattr(error, "config_key", None):  # likelihoods.KernelIndexError, ParamsError: message names the line
             raise config.error(error.config_key, str(error)) from None
         if config.backend == "gpu":  # no driver, no device, no CuPy: say so at the key that asked for it
-            text = str(error).strip()
-            first = text.splitlines()[0] if text else ""
+            # numba's driver errors spread their reason over several lines ("Error at driver init:", "", "CUDA
+            # driver library cannot be found.", ...): one line of the non-empty ones
+            reason = " ".join(line.strip() for line in str(error).splitlines() if line.strip(" :"))
             raise config.error(("backend",), f"the GPU backend is not usable on this machine "
-                                             f"({type(error).__name__}: {first}); use cpu or auto") from None
+                                             f"({type(error).__name__}: {reason[:300]}); use cpu or auto") from None
         if not isinstance(error, (ValueError, TypeError, KeyError)):
             raise
         # likelihoods.DataError carries the data key it is about; other complaints concern the likelihood

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -112,13 +112,24 @@ class Config:
     output: OutputSpec | None = None
     sum_dtype: str | None = None               # float64: a float32 kernel's loop sums kept in float64
     lines: dict = field(default_factory=dict, compare=False, repr=False)  # key path -> YAML line
+    # key path -> the command-line option that replaced the file's value (e.g. ("backend",) -> "--backend gpu")
+    overrides: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def overridden(self, path, option, **changes) -> "Config":
+        """This config with ``changes`` applied by the command-line ``option``: messages about ``path`` then name
+        the option, not the file's line it replaced."""
+        return replace(self, overrides={**self.overrides, tuple(path): option}, **changes)
 
     @property
     def folder(self) -> Path:
         return self.path.parent
 
     def where(self, *path) -> str:
-        """`file:line: key.path` for messages about a key (nearest enclosing key with a known line)."""
+        """`file:line: key.path` for messages about a key (nearest enclosing key with a known line), or the
+        command-line option that set it."""
+        for end in range(len(path), 0, -1):
+            if path[:end] in self.overrides:
+                return f"{self.overrides[path[:end]]} (command line)"
         for end in range(len(path), -1, -1):
             if path[:end] in self.lines:
                 return f"{self.path}:{self.lines[path[:end]]}: {key_path(path)}"

@@ -224,9 +224,10 @@ def test_builtin_params_override_priors(folder):
 
 
 def test_gpu_backend_without_a_usable_gpu_names_backend(folder, nestgrad, app_env):
-    """`--backend gpu` where no GPU is usable: one message at `backend`, exit 2; where one is (the likelihood
-    and the sampler's chains both run on it), the run succeeds and records the backend. Subprocesses, so a
-    failed CUDA driver initialisation stays out of this process."""
+    """`--backend gpu` (or `backend: gpu` in the file) where no GPU is usable: one message naming the option (or
+    the file's line and key), exit 2; where one is (the likelihood and the sampler's chains both run on it), the
+    run succeeds and records the backend. Subprocesses, so a failed CUDA driver initialisation stays out of this
+    process."""
     usable = subprocess.run([sys.executable, "-c", "from nestgrad.likelihoods.backends import gpu_usable; "
                              "print(gpu_usable())"], cwd=REPO, env=app_env, capture_output=True, text=True,
                             timeout=120)
@@ -236,9 +237,15 @@ def test_gpu_backend_without_a_usable_gpu_names_backend(folder, nestgrad, app_en
     if usable.stdout.strip() == "True":
         assert proc.returncode == 0, proc.stderr
         assert json.loads((folder / "runs" / "demo" / "results.json").read_text())["settings"]["backend"] == "gpu"
-    else:
+    else:  # the message names where gpu was asked for: the option, or the file's line and key
         assert proc.returncode == 2, proc.stderr
-        assert ": backend: " in proc.stderr and "not usable" in proc.stderr, proc.stderr
+        assert "--backend gpu (command line): " in proc.stderr and "not usable" in proc.stderr, proc.stderr
+        assert "driver" in proc.stderr  # numba's reason, joined from its several lines
+        gpu_config = GOOD.replace("backend: cpu", "backend: gpu")
+        in_file = nestgrad("run", write(folder, gpu_config), "--quiet")
+        assert in_file.returncode == 2 and "Traceback" not in in_file.stderr, in_file.stderr
+        line = line_of(gpu_config, "backend: gpu")
+        assert f"config.yaml:{line}: backend: the GPU backend is not usable" in in_file.stderr, in_file.stderr
 
 
 @pytest.mark.parametrize("data, expected", [
