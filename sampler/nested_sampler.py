@@ -10,7 +10,7 @@ import numpy as np
 
 from nestgrad.likelihoods import backends
 
-from . import clustering, evidence, float_text, live_moments, live_rows, prior_families
+from . import clustering, evidence, float_text, initial_live, live_rows, prior_families
 from . import mpi_pool
 from .clustering import local_neighbours
 from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, read_checkpoint, restore_generator,
@@ -23,7 +23,6 @@ from .hmc import CTRL_DENSE, CTRL_REFRESH, NCTRL
 from .hmc_cpu import compiled_kernel
 from .hmc_runtime import AdaptiveThreads, ChainWorkspace
 from .hmc_settings import HMCSettings
-from .ghosts import Ghosts
 from .nested import AllLiveTied, NSState, Proposal, step
 from .priors import Prior
 from .progress import LARGE_RUN, Progress
@@ -40,7 +39,6 @@ from .run_state import RunRecord
 # seed 4-D posterior, 10-D Gaussian and 5-D shells (10 seeds, rms pulls 0.8-1.5) with 0.25 up to 1.5x faster;
 # 0.1 is kept as the conservative choice (more distinct start points per chain).
 DEFAULT_DELETE_FRACTION = 0.1
-_MAX_INITIAL_DRAW_ROUNDS = 1000
 
 
 class NaNLikelihoodWarning(UserWarning):
@@ -253,41 +251,24 @@ class NestedSampler:
     # --- initial live points ---------------------------------------------------------------------------------
 
     def _initial_state(self, generator):
-        """nlive prior draws with finite logL; draws with NaN/-inf logL are redrawn and their share is kept as
-        ``log_volume_offset`` (the prior mass of the finite region, estimated) which is added to logZ."""
+        """``(state, draws, log_volume_offset, NaN draws)``: nlive prior draws with finite logL
+        (``sampler.initial_live``); the log of the share of finite draws estimates the finite region's prior mass,
+        added to logZ."""
         n, d = self.nlive, self.ndim
         dtype = np.dtype(self.kernels.dtype)
-        us, thetas, logls = [], [], []
-        have, drawn, nan = 0, 0, 0
-        for _ in range(_MAX_INITIAL_DRAW_ROUNDS):
-            u = generator.random((n, d))
-            theta = self.prior.transform(u)
-            logl = np.empty(n)
-            self._evaluate(theta, self.kernels.data, np.empty((n, d), dtype), self._workspace.scratch[0], logl)
-            drawn += n
-            nan += int(np.count_nonzero(np.isnan(logl)))  # -inf is a zero likelihood, written on purpose
-            ok = np.isfinite(logl) | (logl == np.inf)
-            us.append(u[ok]), thetas.append(theta[ok]), logls.append(logl[ok])
-            have += int(ok.sum())
-            if have >= n:
-                break
-        else:
-            why = (f"{nan} of them NaN: check the kernel, and the data for NaN (a warning names a data array "
-                   f"holding any)" if nan else "the rest -inf: check the prior ranges against the likelihood's "
-                   f"support")
-            raise SamplerError(f"fewer than {n} of {drawn} prior draws have a finite log-likelihood ({why})")
-        u, theta, logl = (np.concatenate(a)[:n] for a in (us, thetas, logls))
-        if np.any(logl == np.inf):
-            raise SamplerError("the log-likelihood returned +inf at a prior draw")
-        state = NSState(u=u, theta=theta, logl=logl, logl_birth=np.full(n, -np.inf),
-                        thread=np.arange(n, dtype=np.int64), uid=np.arange(n, dtype=np.int64),
-                        parent=np.full(n, -1, np.int64), labels=np.zeros(n, np.int64),
-                        step_size=float(self.hmc.initial_step), n_steps=self.hmc.initial_steps(d), rho=np.full(2, np.nan),
-                        jumps=1 if self.hmc.jumps is None else int(self.hmc.jumps),
-                        chain_rng=seed_chain_states(generator, self.k), iteration=0, next_thread=n, next_uid=n,
-                        **{f"ghost_{f}": a for f, a in Ghosts.none(d)._asdict().items()},
-                        moments=live_moments.unknown(d))
-        return state, drawn, math.log(have / drawn), nan
+
+        def logl_of(theta):
+            logl = np.empty(theta.shape[0])
+            self._evaluate(theta, self.kernels.data, np.empty(theta.shape, dtype), self._workspace.scratch[0], logl)
+            return logl
+
+        try:
+            u, theta, logl, drawn, finite, nan = initial_live.finite_prior_draws(generator, n, d,
+                                                                                 self.prior.transform, logl_of)
+        except initial_live.NoFiniteDraws as error:
+            raise SamplerError(str(error)) from None
+        state = initial_live.first_state(u, theta, logl, self.hmc, self.k, generator)
+        return state, drawn, math.log(finite / drawn), nan
 
     # --- the run ---------------------------------------------------------------------------------------------
 
