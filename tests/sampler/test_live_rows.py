@@ -13,9 +13,9 @@ from hard_problems import floor_peak
 from nestgrad.sampler import NestedSampler, geometry, live_moments, live_rows
 
 
-def _run(problem, slots, monkeypatch, nlive=200, seed=3, **options):
+def _run(problem, slots, monkeypatch, nlive=200, seed=3, delete_fraction=0.1, **options):
     monkeypatch.setattr(live_rows, "ENABLED", slots)
-    sampler = NestedSampler(problem, problem.prior, nlive=nlive, seed=seed)
+    sampler = NestedSampler(problem, problem.prior, nlive=nlive, seed=seed, delete_fraction=delete_fraction)
     res = sampler.run(dlogz=0.5, progress=False, **options)
     store = sampler._proposal.live_store
     assert isinstance(store, live_rows.HostLiveStore) if slots else store is None
@@ -34,6 +34,15 @@ def test_slots_give_the_plain_arrays_dead_points_bit_for_bit(make, monkeypatch):
     assert _same(a, b) and store.rows_to_host > 0
     if "shells" in res.name:
         assert np.max(res.diagnostics["nclusters"]) >= 2  # the several-cluster path ran
+
+
+def test_half_the_live_set_replaced_each_iteration(monkeypatch):
+    """k = nlive / 2 (the largest share issue 13 asks for): as many slots are taken as released every iteration,
+    half the store turning over; the dead points are still the plain arrays'."""
+    make = lambda: problems.shells(2)  # noqa: E731
+    (a, res, store), (b, _, _) = (_run(make(), slots, monkeypatch, delete_fraction=0.5) for slots in (True, False))
+    assert res.settings["k"] == 100 and _same(a, b)
+    assert store.capacity == 300 and a.shape[0] >= 4 * 100  # several iterations of 100 deaths each
 
 
 def test_a_widening_plateau_grows_the_store_and_changes_nothing(monkeypatch):
