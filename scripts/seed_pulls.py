@@ -84,6 +84,8 @@ def main():
     opts = parser.parse_args()
     first, _, end = opts.seeds.partition(":")
     seeds = range(int(first), int(end))
+    if len(seeds) < 2:  # before any run: one seed has no scatter, and no distribution of pulls
+        raise SystemExit(f"seed_pulls: --seeds {opts.seeds} gives {len(seeds)} seed(s); a distribution needs two or more")
     options = settings(opts.set)
     make_problem(opts.problem)  # an unknown name fails here, before the workers start
     os.environ["NUMBA_NUM_THREADS"] = "1"  # inherited by the workers: one core each
