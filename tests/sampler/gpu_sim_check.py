@@ -5,13 +5,10 @@ Prints one JSON line. Run by test_hmc_gpu.py in a subprocess: under NUMBA_ENABLE
 import json
 import os
 import sys
-import warnings
 
 ON_DEVICE = "--device" in sys.argv
 assert ON_DEVICE or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1 or --device"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-# The simulator runs the xoroshiro arithmetic on numpy uint64 scalars, which wrap as intended but warn.
-warnings.filterwarnings("ignore", "overflow encountered", RuntimeWarning)
 
 import numpy as np  # noqa: E402
 from numba import cuda  # noqa: E402

@@ -12,12 +12,10 @@ import math
 import os
 import sys
 import tempfile
-import warnings
 
 ON_DEVICE = "--device" in sys.argv
 assert ON_DEVICE or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1 or --device"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-warnings.filterwarnings("ignore", "overflow encountered", RuntimeWarning)  # the simulator's uint64 xoroshiro
 
 import numpy as np  # noqa: E402
 from numba import njit  # noqa: E402
