@@ -79,11 +79,11 @@ def _interesting_floor(logl, weights):
 
 def _evidence_bands(logl, counts, seed):
     """Median and 2.5/16/84/97.5% quantiles of the accumulated logZ over simulated shrinkage sequences."""
+    from nestgrad.sampler.evidence import volume_log_weights
+
     rng = np.random.default_rng(seed)
     log_t = np.log(rng.random((NDRAWS, logl.size))) / counts
-    log_x = np.cumsum(log_t, axis=1)
-    prev = np.concatenate([np.zeros((NDRAWS, 1)), log_x[:, :-1]], axis=1)
-    log_w = logl + prev + np.log(-np.expm1(log_x - prev))
+    log_w = volume_log_weights(logl, np.cumsum(log_t, axis=1))
     accumulated = np.logaddexp.accumulate(log_w, axis=1)
     quantiles = np.percentile(accumulated, [50, 2.5, 16, 84, 97.5], axis=0)
     return quantiles[0], quantiles[1:]

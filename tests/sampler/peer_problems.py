@@ -21,7 +21,7 @@ from numba import njit
 from scipy import integrate, special
 
 from problems import Problem
-from nestgrad.sampler.priors import Prior, Uniform
+from nestgrad.sampler.priors import Normal, Prior, Uniform
 
 # --- Neal's funnel -----------------------------------------------------------------------------------------
 
@@ -228,7 +228,108 @@ def banana(ndim=5):
     return problem
 
 
+# --- hyper-pyramid, 1/|x| spike, a likelihood far out in a normal prior's tail -------------------------------------
+
+_PYRAMID_S = 100.0
+
+
+@njit
+def _pyramid_value(theta, data, scratch):
+    top = 0.0
+    for i in range(theta.shape[0]):
+        top = max(top, abs(theta[i] - 0.5))
+    return -(top ** (1.0 / _PYRAMID_S))
+
+
+@njit
+def _pyramid_value_and_grad(theta, data, grad_out, scratch):
+    top, at = 0.0, 0
+    for i in range(theta.shape[0]):
+        grad_out[i] = 0.0
+        if abs(theta[i] - 0.5) > top:
+            top, at = abs(theta[i] - 0.5), i
+    if top > 0.0:
+        grad_out[at] = -(top ** (1.0 / _PYRAMID_S - 1.0)) / _PYRAMID_S * math.copysign(1.0, theta[at] - 0.5)
+    return _pyramid_value(theta, data, scratch)
+
+
+def pyramid_logz(ndim, s=_PYRAMID_S):
+    """log Z = log(d 2^d s gamma(s d, 2^(-1/s))): the integral over the cube's half-width r = t^s of
+    exp(-t) d(2r)^d; the lower incomplete gamma by its series (every term positive)."""
+    a, x = s * ndim, 0.5 ** (1.0 / s)
+    term = total = 1.0 / a
+    k = 0
+    while term > 1e-18 * total:
+        k += 1
+        term *= x / (a + k)
+        total += term
+    return math.log(ndim) + ndim * math.log(2.0) + math.log(s) + a * math.log(x) - x + math.log(total)
+
+
+def pyramid(ndim=10):
+    """The hyper-pyramid of Buchner (2014) and UltraNest's ``evaluate/problems.py`` with sigma 1, s = 100 on
+    U(0, 1)^d: ``logL = -(max_i |x_i - 1/2|)^(1/100)``, nearly flat (H ~ 1e-5 nats), its contours cubes."""
+    names = [f"x{i}" for i in range(ndim)]
+    return Problem(f"pyramid{ndim}d", names, _pyramid_value, _pyramid_value_and_grad, (np.zeros(1),),
+                   Prior({n: Uniform(0.0, 1.0) for n in names}), logz=pyramid_logz(ndim))
+
+
+_SPIKE_FLOOR = 1e-8
+
+
+@njit
+def _spike_value(theta, data, scratch):
+    return -math.log(max(abs(theta[0]), _SPIKE_FLOOR)) - 1e-8 * (theta[0] * theta[0] + theta[1] * theta[1])
+
+
+@njit
+def _spike_value_and_grad(theta, data, grad_out, scratch):
+    grad_out[0] = -2e-8 * theta[0]
+    if abs(theta[0]) > _SPIKE_FLOOR:
+        grad_out[0] -= 1.0 / theta[0]
+    grad_out[1] = -2e-8 * theta[1]
+    return _spike_value(theta, data, scratch)
+
+
+def spike():
+    """dynesty's ``tests/test_pathology.py``: ``logL = -log max(|x0|, 1e-8) - 1e-8 |x|^2`` on U(-1, 1)^2, a spike
+    over eight decades: log Z = log(1 - log 1e-8) (the quadratic term moves it by about 1e-8)."""
+    return Problem("spike2d", ["x0", "x1"], _spike_value, _spike_value_and_grad, (np.zeros(1),),
+                   Prior({"x0": Uniform(-1.0, 1.0), "x1": Uniform(-1.0, 1.0)}),
+                   logz=math.log(1.0 - math.log(_SPIKE_FLOOR)))
+
+
+@njit
+def _standard_normal_value(theta, data, scratch):
+    total = 0.0
+    for i in range(theta.shape[0]):
+        total += theta[i] * theta[i]
+    return -0.5 * total - theta.shape[0] * _HALF_LOG_2PI
+
+
+@njit
+def _standard_normal_value_and_grad(theta, data, grad_out, scratch):
+    for i in range(theta.shape[0]):
+        grad_out[i] = -theta[i]
+    return _standard_normal_value(theta, data, scratch)
+
+
+def far_normal(ndim=4, offset=15.0):
+    """jaxns's test: ``L = N(x; 0, I)`` under a normal prior ``N(offset, 1)`` per coordinate, the posterior
+    ``N(offset / 2, 1/2)`` ``offset / 2`` prior sds out (u ~ 1e-14 in the unit cube at offset 15):
+    log Z = log N(0; offset, 2 I) (-460.124 at d = 8)."""
+    names = [f"x{i}" for i in range(ndim)]
+    return Problem(f"far_normal{ndim}d", names, _standard_normal_value, _standard_normal_value_and_grad,
+                   (np.zeros(1),), Prior({n: Normal(offset, 1.0) for n in names}),
+                   logz=-ndim * (0.5 * math.log(4.0 * math.pi) + offset ** 2 / 4.0))
+
+
 PROBLEMS = {
+    "pyramid10d": pyramid,
+    "spike2d": spike,
+    "far_normal2d": lambda: far_normal(2),
+    "far_normal4d": far_normal,
+    "far_normal8d": lambda: far_normal(8),
     "funnel5d": funnel,
     "funnel10d": lambda: funnel(10),
     "loggamma4d": loggamma,

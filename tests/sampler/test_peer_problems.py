@@ -1,7 +1,8 @@
 """Peers' test problems (tests/sampler/peer_problems.py) against their quadrature evidence and posteriors:
 Neal's funnel (a scale that changes by e^9 along one parameter), the LogGamma mixture of the UltraNest and
 PolyChord papers (four modes with one-sided exponential tails) and the hybrid Rosenbrock banana (curved and
-ill-conditioned at once). Default settings; a few seeds in the fast
+ill-conditioned at once); in the slow suite also the hyper-pyramid (nearly flat), dynesty's 1/|x| spike and a
+likelihood 7.5 prior sds out in a normal prior's tail. Default settings; a few seeds in the fast
 suite with per-seed bounds, the pull distribution over 30 seeds in the slow one."""
 
 import math
@@ -9,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from peer_problems import banana, funnel, loggamma
+from peer_problems import banana, far_normal, funnel, loggamma, pyramid, spike
 from test_mixing import _check_pull_distribution, pulls
 
 
@@ -63,7 +64,11 @@ def test_funnel_and_loggamma_on_a_few_seeds():
     pytest.param(lambda: funnel(10), id="funnel10d"),
     pytest.param(lambda: loggamma(4), id="loggamma4d"),
     pytest.param(lambda: loggamma(10), id="loggamma10d"),
-    pytest.param(lambda: banana(10), id="banana10d")])
+    pytest.param(lambda: banana(10), id="banana10d"),
+    # Nearly flat (H ~ 1e-5 nats): the evidence's last-point volume shows at its error's scale (sampler.evidence).
+    pytest.param(pyramid, id="pyramid10d"),
+    pytest.param(spike, id="spike2d"),
+    pytest.param(lambda: far_normal(2), id="far_normal2d")])
 def test_peer_problems_over_seeds(make):
     problem = make()
     results, pull, logz, err = pulls(problem, range(100, 130))
@@ -74,7 +79,7 @@ def test_peer_problems_over_seeds(make):
         index, true_mean, _ = problem.watched
         means = _sample_means(results, index)  # unbiased over seeds: within 3.5 standard errors of the seed mean
         assert abs(means.mean() - true_mean) < 3.5 * means.std(ddof=1) / math.sqrt(means.size), means
-    else:
+    elif hasattr(problem, "mode_weights"):
         _mode_weights_ok(problem, results, 0.1)
 
 
