@@ -30,14 +30,19 @@ def from_kernel(kernel):
     return ad.differentiate_source(kernel.text, kernel.name, wrt=wrt, filename=kernel.filename)
 
 
+def widenable(derivative) -> bool:
+    """Whether ``derivative``'s builds can keep their loop sums in float64: only the differentiator's own code."""
+    from nestgrad import ad
+
+    return isinstance(derivative, ad.Derivative)
+
+
 def with_sum_dtype(derivative, sum_dtype):
     """``derivative``, or a view of it whose float32 builds keep the kernel's loop sums in float64
     (``sum_dtype="float64"``; ad/emit.py ``loop_sums``). Only the differentiator's own code can be widened."""
     if sum_dtype is None:
         return derivative
-    from nestgrad import ad
-
-    if not isinstance(derivative, ad.Derivative):
+    if not widenable(derivative):
         raise LikelihoodError("sum_dtype: float64 sums need a kernel differentiated by nestgrad, not "
                               f"{type(derivative).__name__}")
     return _WideSums(derivative)

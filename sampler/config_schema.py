@@ -108,7 +108,7 @@ class Config:
     params: tuple[ParamSpec, ...]
     sampler: SamplerSpec
     backend: str = "auto"
-    dtype: str = "float64"
+    dtype: str | None = None                   # None: float32 on the GPU (float64 sums), float64 elsewhere
     output: OutputSpec | None = None
     sum_dtype: str | None = None               # float64: a float32 kernel's loop sums kept in float64
     lines: dict = field(default_factory=dict, compare=False, repr=False)  # key path -> YAML line
@@ -249,11 +249,14 @@ def validate(data, lines, path: Path) -> Config:
     formats = tuple(dict.fromkeys(check.text(f, ("output", "plot_formats", i), PLOT_FORMATS)
                                   for i, f in enumerate(formats)))
 
-    dtype = check.text(top.get("dtype", "float64"), ("dtype",), DTYPES)
+    dtype = None if top.get("dtype") is None else check.text(top["dtype"], ("dtype",), DTYPES)
     sum_dtype = None if top.get("sum_dtype") is None else check.text(top["sum_dtype"], ("sum_dtype",), DTYPES)
-    if sum_dtype == "float32" and dtype == "float64":
-        raise check.error(("sum_dtype",), "float32 sums of a float64 kernel: sums can only be kept wider than "
-                          "dtype (sum_dtype: float64 with dtype: float32)")
+    if sum_dtype == "float32" and dtype != "float32":
+        raise check.error(("sum_dtype",), "float32 sums belong to a float32 kernel (dtype: float32; without dtype the "
+                          "kernel is float64 on the CPU, and float32 with float64 sums on the GPU): sums can only be "
+                          "kept wider than dtype (sum_dtype: float64 with dtype: float32)")
+    if sum_dtype == "float32":
+        sum_dtype = None  # the sums in the kernel's own dtype
     return Config(
         path=path, name=name, likelihood=likelihood, params=params, sampler=SamplerSpec(**sampler_args),
         backend=check.text(top.get("backend", "auto"), ("backend",), backends.NAMES), dtype=dtype,

@@ -11,7 +11,7 @@ import numpy as np
 from nestgrad.likelihoods import backends
 
 from . import clustering, evidence, float_text, initial_live, live_rows, prior_families
-from . import mpi_pool
+from . import mpi_pool, precision
 from .clustering import local_neighbours
 from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, read_checkpoint, restore_generator,
                          write_checkpoint)
@@ -103,6 +103,7 @@ class NestedSampler:
         self.backend = choose_backend(backend, likelihood, self.k, self.ndim, self.nlive + self.k)
         self.name = name or getattr(likelihood, "name", None) or "nestgrad"
         self.kernels = likelihood.cuda_kernels() if self.backend == "gpu" else likelihood.cpu_kernels()
+        self.sum_dtype = getattr(likelihood, "sum_dtype", None)  # "float64": a float32 kernel's loop sums
         self._proposal = self._request = self._warm = self._workspace = None
         self._prepare_seconds = 0.0
         self.compile_info = None
@@ -112,7 +113,7 @@ class NestedSampler:
     def settings(self, dlogz) -> dict:
         return {"nlive": self.nlive, "delete_fraction": self.delete_fraction, "k": self.k,
                 "hmc": dict(self.hmc._asdict(), dense=self.dense), "seed": self.seed, "backend": self.backend,
-                "dtype": str(np.dtype(self.kernels.dtype)), "dlogz": dlogz, "params": self.params,
+                "dtype": str(np.dtype(self.kernels.dtype)), "sum_dtype": self.sum_dtype, "dlogz": dlogz, "params": self.params,
                 "prior": {n: list(s) for n, s in self.prior.to_spec().items()}}
 
     def compile(self, notify=None) -> "NestedSampler":
@@ -444,4 +445,7 @@ class NestedSampler:
                           f"returned NaN; they count as zero likelihood (outside every contour). If the "
                           f"likelihood should be finite there, check the kernel and the prior ranges.",
                           NaNLikelihoodWarning, stacklevel=3)
+        for message in precision.coarse_parameters(self.params, results.dead.theta, results.weights,
+                                                   self.kernels.dtype):
+            warnings.warn(message, precision.Float32ResolutionWarning, stacklevel=3)
         return results

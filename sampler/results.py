@@ -92,8 +92,11 @@ class Results:
         if self.reference_logz is not None:
             dev = (self.logz - self.reference_logz) / self.logz_err if self.logz_err > 0 else float("nan")
             lines.append(f"  reference logZ = {self.reference_logz:.3f}  ({dev:+.2f} sigma)")
-        lines.append(f"  {self.niter} iterations, {self.nlike} likelihood and {self.ngrad} gradient evaluations, "
-                     f"sampling {self.wall_time:.2f} s")
+        settings = self.settings or {}
+        precision = ("" if settings.get("dtype", "float64") == "float64" else f" ({settings['dtype']} likelihood"
+                     + (", float64 sums)" if settings.get("sum_dtype") == "float64" else ")"))
+        lines.append(f"  {self.niter} iterations, {self.nlike} likelihood and {self.ngrad} gradient evaluations"
+                     f"{precision}, sampling {self.wall_time:.2f} s")
         if self.timing:
             from .timing import describe
 

@@ -11,8 +11,9 @@
     peak that is (FLOPS_PER_POINT below, counted by hand from the kernel and its gradient), and the ratio to JAX
     ``jit(vmap(value_and_grad))`` of the same function on the same GPU, in the same process.
 (b) Full runs with ``nestgrad run`` in fresh processes (end to end: process start to finished run folder), seed
-    4-D, 30-D and 100-D Gaussians and 30-D Gaussian shells, ``--backend gpu`` and ``--backend cpu``: wall time,
-    logZ +- error against the analytic value.
+    4-D, 30-D and 100-D Gaussians and 30-D Gaussian shells, ``--backend gpu`` and ``--backend cpu``, each at its
+    backend's default precision (float32 with float64 sums on the GPU, float64 on the CPU; the row says which):
+    wall time, logZ +- error against the analytic value.
 """
 import argparse
 import datetime
@@ -211,6 +212,9 @@ def full_run(problem, nlive, backend, folder, dlogz, timeout=None):
     truth = r.get("reference_logz")
     pull = f"{(r['logz'] - truth) / r['logz_err']:+.2f}" if truth is not None else "-"
     logz = f"{r['logz']:.3f} ± {r['logz_err']:.3f}" + (f" (truth {truth:.3f})" if truth is not None else "")
+    settings = r.get("settings", {})  # each backend's default precision (the config gives none)
+    precision = settings.get("dtype", "?") + (", float64 sums" if settings.get("sum_dtype") == "float64" else "")
+    head = f"| {problem} | {nlive} | {backend} ({precision}) |"
     return f"{head} {wall:.2f} | {split} | {r['niter']} | {logz} | {pull} |"
 
 

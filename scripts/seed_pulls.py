@@ -4,11 +4,14 @@ A bias of a fraction of the error bar needs hundreds of seeds to show (the stand
 1/sqrt(seeds)), and settings compared on the same seeds start from the same prior draws, so their pulls are not
 independent: compare settings on disjoint seed ranges. Problems are those of ``tests/sampler/problems.py``
 (``shells5``, ``gauss10``, ``seed4d``, ...), ``tests/sampler/hard_problems.py`` (``mixture5d``, ``cauchy6d``, ...)
-and ``tests/sampler/peer_problems.py`` (``funnel5d``, ``loggamma4d``, ...).
+and ``tests/sampler/peer_problems.py`` (``funnel5d``, ``loggamma4d``, ...), or a built-in likelihood under its
+default priors, ``builtin:NAME`` (``builtin:gaussian4d``, ``builtin:gaussian:ndim=30``), whose precision ``--dtype``
+and ``--sum-dtype`` set (e.g. float32 with float64 sums, the GPU's default).
 
     python scripts/seed_pulls.py shells5 --nlive 400 --seeds 0:800 --processes 2
     python scripts/seed_pulls.py shells5 --nlive 400 --seeds 800:1000 --set delete_fraction=0.5
     python scripts/seed_pulls.py gauss10 --seeds 0:100 --set hmc.target_correlation=0.1
+    python scripts/seed_pulls.py builtin:gaussian4d --seeds 0:100 --dtype float32 --sum-dtype float64
 """
 
 import argparse
@@ -23,7 +26,35 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests", "sampler")]
 
 
-def make_problem(name):
+def builtin_problem(name, dtype=None, sum_dtype=None):
+    """``(likelihood, prior, reference logZ)`` of ``builtin:NAME[:option=value,...]`` on the CPU backend."""
+    from nestgrad.likelihoods import builtin
+    from nestgrad.sampler.priors import Prior
+
+    _, _, rest = name.partition(":")
+    key, _, options = rest.partition(":")
+    kwargs = dict((k, json.loads(v)) for k, _, v in (o.partition("=") for o in options.split(",") if o))
+    try:
+        b = builtin.get(key, **kwargs)
+    except (KeyError, TypeError, ValueError) as error:
+        raise SystemExit(f"seed_pulls: {name}: {error}") from None
+    if b.reference_logz is None:
+        raise SystemExit(f"seed_pulls: {name} has no reference logZ to pull against")
+    return b.likelihood(backend="cpu", dtype=dtype, sum_dtype=sum_dtype), Prior.from_spec(b.priors), b.reference_logz
+
+
+def make_problem(name, dtype=None, sum_dtype=None):
+    """``(likelihood, prior, true logZ)`` of a problem name (module docstring)."""
+    if name.startswith("builtin:"):
+        return builtin_problem(name, dtype, sum_dtype)
+    if dtype is not None or sum_dtype is not None:
+        raise SystemExit("seed_pulls: --dtype and --sum-dtype apply to builtin:NAME problems (the others are "
+                         "hand-written float64 kernels)")
+    problem = suite_problem(name)
+    return problem, problem.prior, problem.logz
+
+
+def suite_problem(name):
     import hard_problems
     import peer_problems
     import problems
@@ -58,14 +89,14 @@ def settings(pairs):
 
 
 def one_seed(job):
-    name, nlive, dlogz, options, running_from, seed = job
+    name, precision, nlive, dlogz, options, running_from, seed = job
     from nestgrad.sampler import NestedSampler, live_moments
     if running_from is not None:
         live_moments.RUNNING_FROM = running_from
-    problem = make_problem(name)
-    r = NestedSampler(problem, problem.prior, nlive=nlive, seed=seed, **options).run(dlogz=dlogz, progress=False)
+    likelihood, prior, logz = make_problem(name, *precision)
+    r = NestedSampler(likelihood, prior, nlive=nlive, seed=seed, **options).run(dlogz=dlogz, progress=False)
     ranks = r.insertion or {"ks_p": np.nan, "worst_window_p": np.nan}
-    return (r.logz - problem.logz, r.logz_err, r.nlike, float(np.nanmean(r.diagnostics["rho_logl"])),
+    return (r.logz - logz, r.logz_err, r.nlike, float(np.nanmean(r.diagnostics["rho_logl"])),
             min(ranks["ks_p"], ranks["worst_window_p"]))
 
 
@@ -80,6 +111,8 @@ def main():
                         help="a sampler setting (delete_fraction=0.5, hmc.target_correlation=0.1); repeatable")
     parser.add_argument("--running-moments-from", type=int, metavar="N",
                         help="carry the live set's moments from N survivors (sampler.live_moments; default its own)")
+    parser.add_argument("--dtype", choices=("float64", "float32"), help="a builtin:NAME likelihood's precision")
+    parser.add_argument("--sum-dtype", choices=("float64",), help="with --dtype float32: its loop sums in float64")
     parser.add_argument("--per-seed", action="store_true", help="also print each seed's logZ - truth, error, pull")
     opts = parser.parse_args()
     first, _, end = opts.seeds.partition(":")
@@ -87,16 +120,18 @@ def main():
     if len(seeds) < 2:  # before any run: one seed has no scatter, and no distribution of pulls
         raise SystemExit(f"seed_pulls: --seeds {opts.seeds} gives {len(seeds)} seed(s); a distribution needs two or more")
     options = settings(opts.set)
-    make_problem(opts.problem)  # an unknown name fails here, before the workers start
+    precision = (opts.dtype, opts.sum_dtype)
+    make_problem(opts.problem, *precision)  # an unknown name fails here, before the workers start
     os.environ["NUMBA_NUM_THREADS"] = "1"  # inherited by the workers: one core each
-    jobs = [(opts.problem, opts.nlive, opts.dlogz, options, opts.running_moments_from, s) for s in seeds]
+    jobs = [(opts.problem, precision, opts.nlive, opts.dlogz, options, opts.running_moments_from, s) for s in seeds]
     with ProcessPoolExecutor(opts.processes) as pool:
         rows = np.array(list(pool.map(one_seed, jobs)))
     diff, err, nlike, rho, rank_p = rows.T
     pull, n = diff / err, len(seeds)
     se = 1.0 / np.sqrt(n)
     moments = "" if opts.running_moments_from is None else f", running moments from {opts.running_moments_from}"
-    print(f"{opts.problem} nlive {opts.nlive} {options or 'defaults'}{moments}, seeds {opts.seeds} ({n}):")
+    kind = "" if opts.dtype is None else f" {opts.dtype}" + (f" ({opts.sum_dtype} sums)" if opts.sum_dtype else "")
+    print(f"{opts.problem}{kind} nlive {opts.nlive} {options or 'defaults'}{moments}, seeds {opts.seeds} ({n}):")
     print(f"  mean pull {pull.mean():+.3f} ± {pull.std(ddof=1) * se:.3f}, rms pull {np.sqrt(np.mean(pull ** 2)):.2f}")
     print(f"  logZ - truth {diff.mean():+.4f} ± {diff.std(ddof=1) * se:.4f} nats; mean error {err.mean():.3f}, "
           f"seed scatter {diff.std(ddof=1):.3f}")

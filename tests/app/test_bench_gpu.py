@@ -37,7 +37,8 @@ def test_simulated_smoke_run_prints_both_tables(app_env):
     assert "| nestgrad, the kernel alone" in proc.stdout  # the simulator's events keep no time: nan
     large_row = next(line for line in proc.stdout.splitlines() if line.startswith("| nestgrad, B = 1024 in one call"))
     assert float(large_row.split("|")[3]) > 0
-    run_row = next(line for line in proc.stdout.splitlines() if line.startswith("| seed4d | 20 | gpu |"))
+    run_row = next(line for line in proc.stdout.splitlines() if line.startswith("| seed4d | 20 | gpu ("))
+    assert "| gpu (float32, float64 sums) |" in run_row  # the GPU's default precision (the config gives none)
     assert "failed" not in run_row and abs(float(run_row.split("|")[-2])) < 3  # logZ pull against the truth
 
 
@@ -46,7 +47,7 @@ def test_cpu_only_runs_the_baseline_without_a_device(app_env):
     proc = _run(app_env, "--cpu-only", "--problems", "seed4d", "--nlive", "50", "--dlogz", "1.0")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "CPU backend only" in proc.stdout and "Batched gaussian4d" not in proc.stdout
-    row = next(line for line in proc.stdout.splitlines() if line.startswith("| seed4d | 50 | cpu |"))
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| seed4d | 50 | cpu (float64) |"))
     assert "failed" not in row and float(row.split("|")[4]) > 0 and abs(float(row.split("|")[-2])) < 4
 
 

@@ -119,10 +119,12 @@ def test_each_rank_takes_the_device_of_its_node_local_rank(monkeypatch):
 
 @pytest.mark.device
 def test_gpu_config_runs_end_to_end_on_a_device(app_env, cuda_device, tmp_path):
-    """The same config on a real GPU: float32 and float64 likelihoods, the evidence within 3 sigma of the truth."""
+    """The same config on a real GPU: float32 and float64 likelihoods and the default (no dtype: float32 with
+    float64 sums), the evidence within 3 sigma of the truth."""
     env = {k: v for k, v in app_env.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    for dtype in ("float64", "float32"):
-        (tmp_path / f"{dtype}.yaml").write_text(CONFIG.replace("dtype: float64", f"dtype: {dtype}")
+    for dtype in ("float64", "float32", "default"):
+        line = "" if dtype == "default" else f"dtype: {dtype}\n"
+        (tmp_path / f"{dtype}.yaml").write_text(CONFIG.replace("dtype: float64\n", line)
                                                 .replace("nlive: 20", "nlive: 200"))
         proc = subprocess.run([sys.executable, "-m", "nestgrad", "run", f"{dtype}.yaml", "--no-check", "--out", dtype],
                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
@@ -130,3 +132,5 @@ def test_gpu_config_runs_end_to_end_on_a_device(app_env, cuda_device, tmp_path):
         results = json.loads((tmp_path / dtype / "results.json").read_text())
         assert results["settings"]["backend"] == "gpu" and "GPU kernel" in proc.stdout
         assert abs(results["logz"] - results["reference_logz"]) < 3 * results["logz_err"]
+        if dtype == "default":
+            assert (results["settings"]["dtype"], results["settings"]["sum_dtype"]) == ("float32", "float64")

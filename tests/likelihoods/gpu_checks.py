@@ -53,7 +53,10 @@ def check_float64_sums():
 def check_device_arrays():
     b = small_builtin("gaussian4d")
     L = b.likelihood(backend="gpu")
-    assert L.dtype == np.float32  # the GPU default
+    # the GPU default: float32 arithmetic, the data loop's sums in float64; an explicit float32 keeps float32 sums
+    assert L.dtype == np.float32 and L.sum_dtype == "float64"
+    assert "sums float64" in L._impl.functions.source.splitlines()[0]
+    assert b.likelihood(backend="gpu", dtype="float32").sum_dtype is None
     thetas = prior_draws(b, 64, np.random.default_rng(0)).astype(np.float32)
     device_thetas = cuda.to_device(thetas)
     v, g = L.logl_and_grad(device_thetas)

@@ -8,6 +8,7 @@ import pytest
 from nestgrad.likelihoods import builtin
 from nestgrad.likelihoods.derivatives import AnalyticDerivative, with_sum_dtype
 from nestgrad.likelihoods.errors import LikelihoodError
+from nestgrad.likelihoods.likelihood import default_precision
 from nestgrad.sampler.cli import main
 
 
@@ -50,3 +51,27 @@ def test_a_config_with_float64_sums_runs_and_records_them(tmp_path):
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["settings"]["sum_dtype"] == "float64" and results["settings"]["dtype"] == "float32"
     assert abs(results["logz"] - results["reference_logz"]) < 4 * results["logz_err"]
+
+
+def test_the_default_precision_is_float64_off_the_gpu_and_float32_with_float64_sums_on_it():
+    assert default_precision("cpu", None, None, True) == ("float64", None)
+    assert default_precision("python", None, None, True) == ("float64", None)
+    assert default_precision("gpu", None, None, True) == ("float32", "float64")
+    assert default_precision("gpu", None, None, False) == ("float32", None)  # a hand-written derivative: no wider sums
+    assert default_precision("gpu", "float64", None, True) == ("float64", None)  # what is asked for is what you get
+    assert default_precision("gpu", "float32", None, True) == ("float32", None)
+    assert default_precision("cpu", "float32", "float64", True) == ("float32", "float64")
+    b = builtin.get("gaussian4d", n=10)
+    cpu = b.likelihood(backend="cpu")
+    assert cpu.dtype == np.float64 and cpu.sum_dtype is None
+
+
+@pytest.mark.parametrize("precision, expected", [("", ("float64", None)), ("dtype: float32\n", ("float32", None)),
+                                                 ("dtype: float32\nsum_dtype: float32\n", ("float32", None))])
+def test_a_config_records_the_precision_its_likelihood_was_built_with(tmp_path, precision, expected):
+    config = tmp_path / "c.yaml"
+    config.write_text("name: p\nlikelihood: {builtin: gaussian4d, options: {n: 10}}\nsampler: {nlive: 30, seed: 2, "
+                      f"dlogz: 2.0}}\nbackend: cpu\n{precision}output: {{dir: {tmp_path / 'run'}, plots: []}}\n")
+    assert main(["run", str(config), "--quiet", "--no-check"]) == 0
+    settings = json.loads((tmp_path / "run" / "results.json").read_text())["settings"]
+    assert (settings["dtype"], settings["sum_dtype"]) == expected

@@ -60,3 +60,24 @@ def test_chain_kernel_of_a_local_array_likelihood_compiles_to_ptx_for_sm90(monke
     advance = make_gpu_chain_kernel(drivers["tuple_value"], drivers["tuple_value_and_grad"])
     ptx, _ = cuda.compile_ptx(advance.py_func, chain_signature(like.data, dtype), cc=(9, 0))
     assert ".entry" in ptx and ".target sm_90" in ptx
+
+
+def test_chain_kernel_at_the_gpus_default_precision_compiles_to_ptx_for_sm90(monkeypatch):
+    """The GPU's default likelihood (float32 arithmetic, the data loop's sums in float64: a float64 value reaches
+    the chain from a float32 build) types in the chain kernel; the likelihood's arithmetic is float32 there (that
+    the sums are float64 in the PTX of such a build is tests/ad/test_cuda_ptx.py's)."""
+    from numba.cuda import dispatcher
+
+    from nestgrad.likelihoods import builtin
+    from nestgrad.likelihoods.backends.gpu import gpu_drivers
+    from nestgrad.likelihoods.likelihood import default_precision
+
+    monkeypatch.setattr(dispatcher, "get_current_device",
+                        lambda: types.SimpleNamespace(compute_capability=(9, 0)), raising=False)
+    dtype, sum_dtype = default_precision("gpu", None, None, True)
+    like = builtin.get("gaussian4d", n=10).likelihood(backend="python", dtype=dtype, sum_dtype=sum_dtype)
+    assert (like.dtype, like.sum_dtype) == (np.float32, "float64")
+    drivers = gpu_drivers(like.derivative.cuda(dtype=dtype), len(like.data))
+    advance = make_gpu_chain_kernel(drivers["tuple_value"], drivers["tuple_value_and_grad"])
+    ptx, _ = cuda.compile_ptx(advance.py_func, chain_signature(like.data, dtype), cc=(9, 0))
+    assert ".entry" in ptx and ".target sm_90" in ptx and "fma.rn.f32" in ptx
