@@ -338,3 +338,7 @@ PROBLEMS = {
     "banana5d": banana,
     "banana10d": lambda: banana(10),
 }
+
+from peer_multimodal import PROBLEMS as _MULTIMODAL  # noqa: E402  (PolyChord's many-mode functions)
+
+PROBLEMS.update(_MULTIMODAL)

@@ -2,15 +2,17 @@
 Neal's funnel (a scale that changes by e^9 along one parameter), the LogGamma mixture of the UltraNest and
 PolyChord papers (four modes with one-sided exponential tails) and the hybrid Rosenbrock banana (curved and
 ill-conditioned at once); in the slow suite also the hyper-pyramid (nearly flat), dynesty's 1/|x| spike and a
-likelihood 7.5 prior sds out in a normal prior's tail. Default settings; a few seeds in the fast
-suite with per-seed bounds, the pull distribution over 30 seeds in the slow one."""
+likelihood 7.5 prior sds out in a normal prior's tail; PolyChord's many-mode Himmelblau and Rastrigin functions
+(tests/sampler/peer_multimodal.py). Default settings; a few seeds in the fast suite with per-seed bounds, the pull
+distribution over 30 seeds in the slow one; every problem's hand-written gradient against central differences."""
 
 import math
 
 import numpy as np
 import pytest
 
-from peer_problems import banana, far_normal, funnel, loggamma, pyramid, spike
+from peer_multimodal import himmelblau, rastrigin
+from peer_problems import PROBLEMS, banana, far_normal, funnel, loggamma, pyramid, spike
 from test_mixing import _check_pull_distribution, pulls
 
 
@@ -35,6 +37,35 @@ def _watched_posterior_ok(problem, results):
 
 def _sample_means(results, index):
     return np.array([res.samples[:, index].mean() for res in results])
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_each_problems_gradient_is_the_derivative_of_its_value(name):
+    """The hand-written gradients against central differences at prior draws (the sampler's HMC trusts them)."""
+    problem = PROBLEMS[name]()
+    kernels = problem.cpu_kernels()
+    scratch = np.empty(max(kernels.scratch_size, 1))
+    grad = np.empty(problem.ndim)
+    for theta in problem.prior.draw(np.random.default_rng(1), 6):
+        value = kernels.value_and_grad(theta, kernels.data, grad, scratch)
+        assert value == kernels.value(theta, kernels.data, scratch)
+        for i in range(problem.ndim):
+            h = 1e-6 * max(1.0, abs(theta[i]))
+            up, down = theta.copy(), theta.copy()
+            up[i] += h
+            down[i] -= h
+            fd = (kernels.value(up, kernels.data, scratch) - kernels.value(down, kernels.data, scratch)) / (2 * h)
+            assert abs(fd - grad[i]) <= 1e-5 * (1.0 + abs(grad[i])), (name, theta, i, fd, grad[i])
+
+
+def test_many_mode_functions_on_a_few_seeds():
+    """PolyChord's Himmelblau (four modes of unequal mass) and Rastrigin (25 modes carry the 2-D posterior)."""
+    problem = himmelblau()
+    results, pull, _, _ = pulls(problem, range(2), nlive=300)
+    assert np.all(np.abs(pull) < 3.5), pull
+    _mode_weights_ok(problem, results, 0.1)
+    _, pull, _, _ = pulls(rastrigin(2), range(2), nlive=300)
+    assert np.all(np.abs(pull) < 3.5), pull
 
 
 def test_funnel_and_loggamma_on_a_few_seeds():
@@ -68,7 +99,10 @@ def test_funnel_and_loggamma_on_a_few_seeds():
     # Nearly flat (H ~ 1e-5 nats): the evidence's last-point volume shows at its error's scale (sampler.evidence).
     pytest.param(pyramid, id="pyramid10d"),
     pytest.param(spike, id="spike2d"),
-    pytest.param(lambda: far_normal(2), id="far_normal2d")])
+    pytest.param(lambda: far_normal(2), id="far_normal2d"),
+    pytest.param(himmelblau, id="himmelblau2d"),
+    pytest.param(lambda: rastrigin(2), id="rastrigin2d"),
+    pytest.param(lambda: rastrigin(3), id="rastrigin3d")])
 def test_peer_problems_over_seeds(make):
     problem = make()
     results, pull, logz, err = pulls(problem, range(100, 130))
