@@ -1,7 +1,10 @@
 """How a batched value-and-gradient kernel should spread its work over GPU threads: hand-written CUDA kernels of
 gaussian4d's value and gradient (the issue-13 benchmark problem) with G lanes per sample, G = 1 (one thread per
 sample, the layout the generated kernels use today), 2, 4, 8, 16 and 32 (a warp per sample). Each lane walks every
-G-th data point and the group's partial sums meet by warp shuffles or in shared memory. Float32, thetas and outputs on the device,
+G-th data point and the group's partial sums meet by warp shuffles or in shared memory; and the opposite, R samples
+per thread (register blocking, R = 2, 4, 8): each data point loaded once for R samples, so loads per FLOP fall R
+times -- the 2026-11-28 H200 figures found the one-thread layout bound by its two loads per 12 FLOPs, not by latency.
+Float32, thetas and outputs on the device,
 device time from CUDA events over launches queued back to back; every layout is checked against a float64 NumPy
 evaluation first.
 
@@ -143,6 +146,61 @@ def make_shared_kernel(group):
     return kernel
 
 
+def make_blocked_kernel(block):
+    """One lane per sample and ``block`` samples per thread: the thread's samples share each loaded data point
+    (their accumulators live in registers: local arrays indexed by unrolled constant loops)."""
+    log_2pi = float32(LOG_2PI)
+    half = float32(0.5)
+    zero = float32(0.0)
+    one = float32(1.0)
+
+    @cuda.jit
+    def kernel(thetas, x, out, grad):
+        nsamples = thetas.shape[0]
+        n = x.shape[1]
+        mu1 = cuda.local.array(block, float32)
+        mu2 = cuda.local.array(block, float32)
+        r1 = cuda.local.array(block, float32)
+        r2 = cuda.local.array(block, float32)
+        g0 = cuda.local.array(block, float32)
+        g1 = cuda.local.array(block, float32)
+        q1 = cuda.local.array(block, float32)
+        q2 = cuda.local.array(block, float32)
+        start = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) * block
+        stride = cuda.gridDim.x * cuda.blockDim.x * block
+        while start < nsamples:
+            for r in range(block):
+                s = min(start + r, nsamples - 1)  # past the end: repeat the last sample, written once below
+                mu1[r], mu2[r] = thetas[s, 0], thetas[s, 1]
+                r1[r], r2[r] = one / thetas[s, 2], one / thetas[s, 3]
+                g0[r] = zero
+                g1[r] = zero
+                q1[r] = zero
+                q2[r] = zero
+            for i in range(n):
+                x1, x2 = x[0, i], x[1, i]
+                for r in range(block):
+                    d1 = (x1 - mu1[r]) * r1[r]
+                    d2 = (x2 - mu2[r]) * r2[r]
+                    g0[r] += d1
+                    g1[r] += d2
+                    q1[r] += d1 * d1
+                    q2[r] += d2 * d2
+            fn = float32(n)
+            for r in range(block):
+                s = start + r
+                if s < nsamples:
+                    out[s] = -half * (q1[r] + q2[r]) - fn * (math.log(thetas[s, 2]) + math.log(thetas[s, 3])) \
+                        - fn * log_2pi
+                    grad[s, 0] = g0[r] * r1[r]
+                    grad[s, 1] = g1[r] * r2[r]
+                    grad[s, 2] = (q1[r] - fn) * r1[r]
+                    grad[s, 3] = (q2[r] - fn) * r2[r]
+            start += stride
+
+    return kernel
+
+
 def reference(thetas, x):
     t = thetas.astype(np.float64)
     x = x.astype(np.float64)
@@ -163,9 +221,10 @@ def draw(batch, npoints, seed=0):
     return thetas, x
 
 
-def run_layout(kernel, group, d_thetas, d_x, out, grad, repeats, timed):
+def run_layout(kernel, group, d_thetas, d_x, out, grad, repeats, timed, per_thread=1):
     batch = d_thetas.shape[0]
-    blocks = max(1, min(65535, -(-batch * group // THREADS)))
+    threads = -(-batch // per_thread) * group  # ceiling divisions: a thread per (lane, group of samples)
+    blocks = max(1, min(65535, -(-threads // THREADS)))
     launch = kernel[blocks, THREADS]
     launch(d_thetas, d_x, out, grad)
     cuda.synchronize()
@@ -191,6 +250,8 @@ def main(argv=None):
     parser.add_argument("--batch", type=int, nargs="+", default=[65536, 16 * 65536])
     parser.add_argument("--npoints", type=int, default=1000)
     parser.add_argument("--groups", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
+    parser.add_argument("--blocking", type=int, nargs="+", default=[2, 4, 8],
+                        help="samples per thread of the register-blocked layouts (one lane per sample)")
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--simulate", action="store_true", help="tiny correctness run under the CUDA simulator")
     opts = parser.parse_args(argv)
@@ -213,12 +274,13 @@ def main(argv=None):
         want_value, want_grad = reference(thetas, x)
         d_thetas, d_x = cuda.to_device(thetas), cuda.to_device(x)
         out, grad = cuda.device_array(batch, np.float32), cuda.device_array((batch, 4), np.float32)
-        layouts = [("shared", g, make_shared_kernel(g)) for g in opts.groups]
+        layouts = [("shared", g, 1, make_shared_kernel(g)) for g in opts.groups]
         if not opts.simulate:  # the simulator has no warp shuffles
-            layouts = [("shuffle", g, make_kernel(g)) for g in opts.groups] + layouts
-        for reduction, group, kernel in layouts:
+            layouts = [("shuffle", g, 1, make_kernel(g)) for g in opts.groups] + layouts
+        layouts += [(f"- ({r} samples a thread)", 1, r, make_blocked_kernel(r)) for r in opts.blocking]
+        for reduction, group, per_thread, kernel in layouts:
             seconds = run_layout(kernel, group, d_thetas, d_x, out, grad, opts.repeats,
-                                 timed=not opts.simulate)
+                                 timed=not opts.simulate, per_thread=per_thread)
             got_value, got_grad = out.copy_to_host(), grad.copy_to_host()
             # errors relative to the largest magnitude: the value crosses zero, where a relative error means nothing
             error = max(np.max(np.abs(got_value - want_value)) / np.abs(want_value).max(),

@@ -60,5 +60,25 @@ def test_layouts_script_checks_every_layout_under_the_simulator(app_env):
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = [line.split("|") for line in proc.stdout.splitlines() if line.startswith("| 37 |")]
-    assert [int(r[2]) for r in rows] == [1, 2, 4, 8, 16, 32] and all(r[3].strip() == "shared" for r in rows)
+    shared = [r for r in rows if r[3].strip() == "shared"]
+    blocked = [r[3].strip() for r in rows if "samples a thread" in r[3]]
+    assert [int(r[2]) for r in shared] == [1, 2, 4, 8, 16, 32] and len(rows) == len(shared) + len(blocked)
+    # 37 samples: the last thread of each blocked layout has a partial block
+    assert blocked == [f"- ({b} samples a thread)" for b in (2, 4, 8)]
     assert all(float(r[-2]) < 1e-5 for r in rows)  # max relative error against the float64 reference
+
+
+def test_register_blocked_layouts_keep_their_accumulators_in_registers():
+    """The blocked layouts' premise: the R samples' accumulators (local arrays indexed by unrolled loops) become
+    registers, not local memory, in the sm_90 PTX."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import bench_gpu_layouts as layouts
+    finally:
+        sys.path.pop(0)
+    from numba import cuda, float32
+
+    signature = (float32[:, :], float32[:, :], float32[:], float32[:, :])
+    for block in (2, 4, 8):
+        ptx, _ = cuda.compile_ptx(layouts.make_blocked_kernel(block).py_func, signature, cc=(9, 0))
+        assert ".entry" in ptx and "ld.local" not in ptx and "st.local" not in ptx, block
