@@ -27,15 +27,13 @@ SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 FLOPS_PER_POINT = 12  # as scripts/bench_gpu.py counts them
 THREADS = 256
 LOG_2PI = math.log(2.0 * math.pi)
+# float32 constants the kernels share (module globals are compile-time constants to numba-cuda)
+log_2pi, half, zero, one = float32(LOG_2PI), float32(0.5), float32(0.0), float32(1.0)
 
 
 def make_kernel(group):
     """The value-and-gradient kernel with ``group`` lanes per sample (a power of two dividing 32)."""
     per_warp = 32 // group
-    log_2pi = float32(LOG_2PI)
-    half = float32(0.5)
-    zero = float32(0.0)
-    one = float32(1.0)
 
     @cuda.jit
     def kernel(thetas, x, out, grad):
@@ -88,10 +86,6 @@ def make_shared_kernel(group):
     """The same layout with the group's sums met in shared memory between block barriers instead of shuffles
     (what the CUDA simulator can run: it has no warp shuffles)."""
     per_block = THREADS // group
-    log_2pi = float32(LOG_2PI)
-    half = float32(0.5)
-    zero = float32(0.0)
-    one = float32(1.0)
 
     @cuda.jit
     def kernel(thetas, x, out, grad):
@@ -149,10 +143,6 @@ def make_shared_kernel(group):
 def make_blocked_kernel(block):
     """One lane per sample and ``block`` samples per thread: the thread's samples share each loaded data point
     (their accumulators live in registers: local arrays indexed by unrolled constant loops)."""
-    log_2pi = float32(LOG_2PI)
-    half = float32(0.5)
-    zero = float32(0.0)
-    one = float32(1.0)
 
     @cuda.jit
     def kernel(thetas, x, out, grad):
