@@ -16,8 +16,6 @@ from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
-
 from nestgrad.sampler.config_kernel import check_kernel, user_function
 from nestgrad.sampler.config_schema import Config, number_problem, validate
 from nestgrad.sampler.config_yaml import MAX_BYTES, ConfigError, parse_yaml, suggest, too_large
@@ -292,7 +290,5 @@ def finish_results(results, config: Config, problem: Problem) -> None:
         results.truths = dict(problem.truths)
     if results.reference_logz is None and problem.reference_logz is not None:
         results.reference_logz = float(problem.reference_logz)
-    likelihood = problem.likelihood  # the precision it was built with (config_schema: None is the backend's default)
-    dtype = str(np.dtype(getattr(likelihood, "dtype", config.dtype or "float64")))
-    results.settings = {"config": str(config.path), "backend": config.backend, "dtype": dtype,
-                        "sum_dtype": getattr(likelihood, "sum_dtype", config.sum_dtype), **(results.settings or {})}
+    # (the sampler's own settings, spread last, record the precision the likelihood was built with: dtype, sum_dtype)
+    results.settings = {"config": str(config.path), "backend": config.backend, **(results.settings or {})}
