@@ -113,7 +113,8 @@ class NestedSampler:
     def settings(self, dlogz) -> dict:
         return {"nlive": self.nlive, "delete_fraction": self.delete_fraction, "k": self.k,
                 "hmc": dict(self.hmc._asdict(), dense=self.dense), "seed": self.seed, "backend": self.backend,
-                "dtype": str(np.dtype(self.kernels.dtype)), "sum_dtype": self.sum_dtype, "dlogz": dlogz, "params": self.params,
+                "dtype": str(np.dtype(self.kernels.dtype)), "sum_dtype": self.sum_dtype, "dlogz": dlogz,
+                "params": self.params,
                 "prior": {n: list(s) for n, s in self.prior.to_spec().items()}}
 
     def compile(self, notify=None) -> "NestedSampler":
