@@ -61,10 +61,11 @@ class HMCSettings(NamedTuple):
         modes) each chain makes enough of them to expect ``jumps_wanted`` accepted ones, up to ``max_jumps`` per
         refresh; where they are rarely accepted (< ``min_jump_acceptance``) one per refresh. 0 turns jumps off.
         Jumps are what moves chains between modes, so while the live points form several clusters the cut comes
-        only below ``min_jump_acceptance_modes``: on Rastrigin's function in 3-D (PolyChord's example, ~30
-        clusters of 1-40 points while the contour passes the low modes' peaks) the acceptance fell to 0.7%, one
-        jump a refresh left 60-75% of the chains in their start's mode, the modes' shares of the live points
-        drifted from their volumes and logZ came out +0.08 nats high (0.5 error bars; docs/benchmarks.md).
+        only below ``min_jump_acceptance_modes`` and the cap is ``max_jumps_modes``: on Rastrigin's function in
+        3-D (PolyChord's example, 14-36 clusters of 1-40 points while the contour passes the low modes' peaks)
+        the acceptance fell to 0.4-0.8%; one jump a refresh left 60-75% of the chains in their start's mode, the
+        modes' shares of the live points drifted from their volumes and logZ came out +0.08 nats high (0.5 error
+        bars), and 20 a refresh still left it +0.04 (0.3 error bars, 200 seeds; docs/benchmarks.md).
     axis_slices: slice-sampling moves along the axes of the chain's metric at each direction refresh (0: none).
         One such move crosses a long or heavy-tailed direction whose width the billiard's step (tuned to the
         contour's narrowest directions) would need hundreds of steps to diffuse across.
@@ -99,6 +100,7 @@ class HMCSettings(NamedTuple):
     jumps: int | None = None
     jumps_wanted: float = 6.0
     max_jumps: int = 20
+    max_jumps_modes: int = 100
     min_jump_acceptance: float = 0.02
     min_jump_acceptance_modes: float = 0.002
     axis_slices: int = 1
@@ -144,7 +146,8 @@ class HMCSettings(NamedTuple):
         if rate < (self.min_jump_acceptance_modes if several_modes else self.min_jump_acceptance) or rate == 0.0:
             return 1
         refreshes = max(1, -(-int(n_steps) // self.refresh_every))
-        return int(min(max(math.ceil(self.jumps_wanted / (rate * refreshes)), 1), self.max_jumps))
+        cap = self.max_jumps_modes if several_modes else self.max_jumps
+        return int(min(max(math.ceil(self.jumps_wanted / (rate * refreshes)), 1), cap))
 
     @classmethod
     def from_any(cls, value) -> "HMCSettings":
@@ -195,6 +198,7 @@ class HMCSettings(NamedTuple):
             number("jumps", 0, 1000, integer=True)
         number("jumps_wanted", 0.0, 1000.0)
         number("max_jumps", 1, 1000, integer=True)
+        number("max_jumps_modes", 1, 1000, integer=True)
         number("min_jump_acceptance", 0.0, 1.0)
         number("min_jump_acceptance_modes", 0.0, 1.0)
         number("axis_slices", 0, 1000, integer=True)

@@ -116,4 +116,5 @@ def himmelblau():
     return problem
 
 
-PROBLEMS = {"rastrigin2d": rastrigin, "rastrigin3d": lambda: rastrigin(3), "himmelblau2d": himmelblau}
+PROBLEMS = {"rastrigin2d": rastrigin, "rastrigin3d": lambda: rastrigin(3), "rastrigin4d": lambda: rastrigin(4),
+            "himmelblau2d": himmelblau}

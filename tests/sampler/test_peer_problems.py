@@ -101,8 +101,10 @@ def test_funnel_and_loggamma_on_a_few_seeds():
     pytest.param(spike, id="spike2d"),
     pytest.param(lambda: far_normal(2), id="far_normal2d"),
     pytest.param(himmelblau, id="himmelblau2d"),
-    # (rastrigin3d is not here: its logZ is still +0.05 nats high over seeds, docs/benchmarks.md, fourteenth session)
-    pytest.param(lambda: rastrigin(2), id="rastrigin2d")])
+    pytest.param(lambda: rastrigin(2), id="rastrigin2d"),
+    # Tens of small modes alive at once: logZ was +0.04 nats high over 200 seeds while jumps were capped at 20 a
+    # refresh among several clusters (docs/benchmarks.md, fifteenth session).
+    pytest.param(lambda: rastrigin(3), id="rastrigin3d")])
 def test_peer_problems_over_seeds(make):
     problem = make()
     results, pull, logz, err = pulls(problem, range(100, 130))
