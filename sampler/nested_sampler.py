@@ -449,4 +449,6 @@ class NestedSampler:
         for message in precision.coarse_parameters(self.params, results.dead.theta, results.weights,
                                                    self.kernels.dtype):
             warnings.warn(message, precision.Float32ResolutionWarning, stacklevel=3)
+        for message in precision.beyond_reach(self.prior, results.dead.theta, results.weights):
+            warnings.warn(message, precision.PriorReachWarning, stacklevel=3)
         return results

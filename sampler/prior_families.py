@@ -74,6 +74,8 @@ def ndtri(p):
         e = 0.5 * math.erfc(-x / _SQRT2) - p
     else:
         e = (1.0 - p) - 0.5 * math.erfc(x / _SQRT2)  # Phi(x) - p; 1 - p is exact for p >= 0.5
+    if 0.5 * x * x > 700.0:  # p subnormal (below 4e-309): exp overflows; the approximation's 1e-9 stands
+        return x
     u = e * _SQRT2PI * math.exp(0.5 * x * x)
     return x - u / (1.0 + 0.5 * x * u)
 
@@ -102,11 +104,11 @@ def transform_one(codes, args, u, theta_out, jac_out):
             z = ndtri(x)
             theta = a0 + a1 * z
             jac = a1 * _normal_jac(z)
-        elif c == TRUNCNORMAL:  # mu, sigma, Phi(a), Phi(b) - Phi(a)
-            p = args[i, 2] + args[i, 3] * x
-            z = ndtri(p)
+        elif c == TRUNCNORMAL:  # mu, s, cdf, mass: theta = mu + s Phi^-1(cdf + mass w), w = u (s > 0) or 1 - u
+            w = x if a1 > 0.0 else 1.0 - x
+            z = ndtri(args[i, 2] + args[i, 3] * w)
             theta = a0 + a1 * z
-            jac = a1 * args[i, 3] * _normal_jac(z)
+            jac = abs(a1) * args[i, 3] * _normal_jac(z)
         elif c == LOGNORMAL:  # mu, sigma of log(theta)
             z = ndtri(x)
             theta = math.exp(a0 + a1 * z)

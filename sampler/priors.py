@@ -303,7 +303,11 @@ class Normal(Distribution):
 @register
 class TruncatedNormal(Distribution):
     """Normal(mu, sigma) restricted to [low, high]: Phi^-1 of u mapped onto [Phi(a), Phi(b)], with
-    a = (low - mu) / sigma and b = (high - mu) / sigma precomputed in the row."""
+    a = (low - mu) / sigma and b = (high - mu) / sigma precomputed in the row.
+
+    An interval above the mean (a > 0) is mapped through the mirror image, the normal's lower tail [-b, -a]:
+    Phi(a) rounds to 1 beyond a = 8.3, where float64 resolves Phi(-a) to hundreds of digits (to a = 37). The row
+    says which with the sign of its sigma (negative: mirrored, ``prior_families.transform_one``)."""
 
     family, aliases, code = "truncnormal", ("truncated_normal", "truncatednormal"), pf.TRUNCNORMAL
     ARGUMENTS = (Arg("mu"), Arg("sigma", positive=True), Arg("low"), Arg("high"))
@@ -311,14 +315,18 @@ class TruncatedNormal(Distribution):
 
     def check(self):
         super().check()
-        self._cdf_low = pf.ndtr((self.low - self.mu) / self.sigma)
-        self._mass = pf.ndtr((self.high - self.mu) / self.sigma) - self._cdf_low
+        a, b = (self.low - self.mu) / self.sigma, (self.high - self.mu) / self.sigma
+        self._mirrored = a > 0.0
+        if self._mirrored:  # [a, b] through [-b, -a]: theta = mu - sigma Phi^-1(Phi(-b) + mass (1 - u))
+            self._cdf_start, self._mass = pf.ndtr(-b), pf.ndtr(-a) - pf.ndtr(-b)
+        else:
+            self._cdf_start, self._mass = pf.ndtr(a), pf.ndtr(b) - pf.ndtr(a)
         if not self._mass > 1e-300:
             raise PriorError(f"truncnormal: [low, high] = [{self.low}, {self.high}] holds no probability of "
                              f"Normal({self.mu}, {self.sigma})")
 
     def row(self):
-        return _row(self.mu, self.sigma, self._cdf_low, self._mass)
+        return _row(self.mu, -self.sigma if self._mirrored else self.sigma, self._cdf_start, self._mass)
 
 
 @register

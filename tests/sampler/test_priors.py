@@ -16,6 +16,11 @@ CASES = [
     (priors.LogUniform(0.01, 10.0), stats.loguniform(0.01, 10.0)),
     (priors.Normal(1.5, 0.3), stats.norm(1.5, 0.3)),
     (priors.TruncatedNormal(0.0, 1.0, -0.5, 2.0), stats.truncnorm(-0.5, 2.0, 0.0, 1.0)),
+    # Intervals far out in either tail (Phi(8) rounds to 1 in float64; the upper ones are mapped mirrored).
+    (priors.TruncatedNormal(0.0, 1.0, 8.0, 9.0), stats.truncnorm(8.0, 9.0)),
+    (priors.TruncatedNormal(0.0, 1.0, -9.0, -8.0), stats.truncnorm(-9.0, -8.0)),
+    (priors.TruncatedNormal(2.0, 0.5, 4.5, 30.0), stats.truncnorm(5.0, 56.0, 2.0, 0.5)),
+    (priors.TruncatedNormal(0.0, 1.0, 0.5, 3.0), stats.truncnorm(0.5, 3.0)),
     (priors.LogNormal(0.2, 0.5), stats.lognorm(0.5, scale=math.exp(0.2))),
     (priors.HalfNormal(2.0), stats.halfnorm(scale=2.0)),
     (priors.Exponential(3.0), stats.expon(scale=3.0)),
@@ -118,3 +123,9 @@ def test_prior_draws_follow_the_distribution():
     u = np.random.default_rng(2).random(4000)
     for dist, ref in CASES:
         assert stats.kstest(dist.transform(u), ref.cdf).pvalue > 1e-3, dist
+
+
+def test_ndtri_of_subnormal_probabilities_is_finite():
+    from scipy import special
+    p = np.array([5e-324, 1e-320, 1e-310, 2.0 ** -1022])
+    np.testing.assert_allclose([ndtri(x) for x in p], special.ndtri(p), rtol=1e-8)
