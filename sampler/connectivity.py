@@ -57,8 +57,7 @@ class Segments:
 
     def inside(self, starts, ends):
         """(m,) whether each segment ``starts[i] -> ends[i]`` lies inside the contour."""
-        t = np.arange(1, POINTS + 1) / (POINTS + 1.0)
-        points = (starts[:, None, :] + t[None, :, None] * (ends - starts)[:, None, :]).reshape(-1, starts.shape[1])
+        points = _interior(starts, ends)
         self.evaluations += points.shape[0]
         return (np.asarray(self.logl_at(points)) > self.logl_star).reshape(starts.shape[0], POINTS).all(axis=1)
 
@@ -74,6 +73,31 @@ class Segments:
             if hit.size:
                 return first + int(hit[0])
         return -1
+
+
+class Saddles(Segments):
+    """Segments between posterior samples (unit-cube points, where the posterior density is the likelihood's) that
+    join two groups into one mode: the likelihood nowhere on the segment falls more than ``dip`` nats below the
+    lower of its two ends. Inside one log-concave mode every chord passes (it never dips); between separated modes
+    the segment crosses the valley between them. With :func:`join_connected`, this joins the pieces of a mode that
+    the kNN graph cuts apart where its samples thin out (a 1-D Gaussian's samples fell into 2-4 "modes")."""
+
+    def __init__(self, logl_at, u, dip):
+        super().__init__(logl_at, None, u)
+        self.dip = dip
+
+    def inside(self, starts, ends):
+        m = starts.shape[0]
+        values = np.asarray(self.logl_at(np.concatenate([starts, ends, _interior(starts, ends)])))
+        self.evaluations += values.size
+        floor = np.minimum(values[:m], values[m:2 * m]) - self.dip
+        return (values[2 * m:].reshape(m, POINTS) > floor[:, None]).all(axis=1)
+
+
+def _interior(starts, ends):
+    """The ``POINTS`` evenly spaced interior points of each segment ``starts[i] -> ends[i]``, segment by segment."""
+    t = np.arange(1, POINTS + 1) / (POINTS + 1.0)
+    return (starts[:, None, :] + t[None, :, None] * (ends - starts)[:, None, :]).reshape(-1, starts.shape[1])
 
 
 def _subset(size):

@@ -434,7 +434,7 @@ class NestedSampler:
     # --- results ---------------------------------------------------------------------------------------------
 
     def _results(self, state, record, settings) -> Results:
-        results = make_results(self, state, record, settings)
+        results = make_results(self, state, record, settings, self._logl_at)
         for level, survivors, live in evidence.thin_plateaus(results.dead.logl, results.dead.logl_birth):
             warnings.warn(f"only {survivors} of {live} live points lay above the plateau at logL = {level!r}: the "
                           f"evidence above it rests on them, so that region's share of the prior volume is uncertain "

@@ -9,10 +9,12 @@ import numpy as np
 from . import evidence, genealogy, insertion
 from . import geometry as geo
 from .clustering import MIN_SIZE
+from .connectivity import Saddles, join_connected
 from .results import DeadPoints, Results
 
 NAN_WARNING_FRACTION = 1e-3  # warn when more than this share of likelihood values were NaN
 MIN_MODE_MASS = 0.01  # a reported posterior mode holds at least this share of the posterior mass
+MODE_DIP = 1.0  # nats: two groups of posterior samples are separate modes when the likelihood between them dips more
 
 
 def prior_share_error(log_share, draws) -> float:
@@ -39,18 +41,25 @@ def posterior_ess(ev, weights, dead, uid, parent):
     return np.append(out, tree.ess(np.where(np.isfinite(dead.logl), dead.logl, 0.0)))
 
 
-def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=1000):
+def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, logl_at=None, limit=1000):
     """Modes of the posterior: clusters of (up to ``limit``) distinct points of the equal-weight resample
-    ``sample_idx``, and the posterior mass and local evidence ``logz + log(mass)`` of every dead point's region."""
+    ``sample_idx``, and the posterior mass and local evidence ``logz + log(mass)`` of every dead point's region.
+    With ``logl_at`` (log-likelihoods of unit-cube points), clusters that no valley of more than ``MODE_DIP`` nats
+    separates are one mode (``connectivity.Saddles``). Returns ``(modes, region, likelihood evaluations)``."""
     # Distinct points only: a heavy dead point drawn several times is a clique of zero distances in the kNN graph,
     # which the clustering would report as a mode of its own (a 30-D Gaussian showed "2 modes, 99.9% / 0.1%").
     _, first = np.unique(sample_idx, return_index=True)
     points = dead_u[sample_idx[np.sort(first)][:limit]]
+    evaluations = 0
     if hmc.clustering and points.shape[0] > 1:
         # A reported mode holds at least 1% of the samples. Smaller groups join their nearest mode: in many
         # dimensions a handful of mutual nearest neighbours forms an island of the kNN graph by chance, and a
         # Gaussian's far tail is sparse enough to look separated.
         labels = geo.relabel(points, min_size=max(MIN_SIZE, points.shape[0] // 100), separated=math.inf)
+        if logl_at is not None and labels.max() > 0:
+            saddles = Saddles(logl_at, points, MODE_DIP)
+            labels = join_connected(points, labels, saddles)
+            evaluations = saddles.evaluations
     else:
         labels = np.zeros(points.shape[0], np.int64)
     geometry = geo.build(points, labels, dense)
@@ -70,7 +79,7 @@ def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, limit=1000):
         mass = np.bincount(region, weights=weights, minlength=geometry.nclusters)
     out = [{"mass": float(m), "logz": float(logz + math.log(m)) if m > 0 else -math.inf,
             "mean_u": geometry.mean[c].tolist()} for c, m in enumerate(mass)]
-    return out, region
+    return out, region, evaluations
 
 
 def _ordered(dead_parts, live, order):
@@ -83,7 +92,9 @@ def _ordered(dead_parts, live, order):
     return np.concatenate(list(dead_parts) + [live])[order]
 
 
-def make_results(sampler, state, record, settings) -> Results:
+def make_results(sampler, state, record, settings, logl_at=None) -> Results:
+    """The run's results from its final state and record; ``logl_at`` (log-likelihoods of unit-cube points), when
+    given, tells apart the posterior's modes (:func:`_clusters`)."""
     def with_live(field, live):
         return np.concatenate(record.dead_parts(field) + [live])
 
@@ -108,8 +119,8 @@ def make_results(sampler, state, record, settings) -> Results:
     # The modes are found among a resample of Kish's size, not of the samples' (an ESS of a couple of hundred
     # for one slow parameter would leave too few points for the kNN graph: a 5-D funnel showed "3 modes").
     mode_idx = evidence.equal_weight_indices(weights, post, size=max(1, int(genealogy.kish_ess(weights))))
-    clusters, region = _clusters(dead.u, weights, mode_idx, logz, sampler.hmc, sampler.dense)
-    nlike = record.nlike
+    clusters, region, nlike_modes = _clusters(dead.u, weights, mode_idx, logz, sampler.hmc, sampler.dense, logl_at)
+    nlike = record.nlike + nlike_modes
     # its own stream: the test's random tie-breaking moves none of the draws above
     ranks = insertion.rank_report(dead.logl, dead.logl_birth, sampler.nlive,
                                   np.random.default_rng([sampler.seed, 0x1A5E]))

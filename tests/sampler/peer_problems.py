@@ -345,3 +345,7 @@ PROBLEMS = {
 from peer_multimodal import PROBLEMS as _MULTIMODAL  # noqa: E402  (PolyChord's many-mode functions)
 
 PROBLEMS.update(_MULTIMODAL)
+
+from peer_volumes import PROBLEMS as _VOLUMES  # noqa: E402  (UltraNest's, dynesty's and PolyChord's Gaussians)
+
+PROBLEMS.update(_VOLUMES)

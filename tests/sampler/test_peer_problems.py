@@ -55,7 +55,9 @@ def test_each_problems_gradient_is_the_derivative_of_its_value(name):
             up[i] += h
             down[i] -= h
             fd = (kernels.value(up, kernels.data, scratch) - kernels.value(down, kernels.data, scratch)) / (2 * h)
-            assert abs(fd - grad[i]) <= 1e-5 * (1.0 + abs(grad[i])), (name, theta, i, fd, grad[i])
+            # plus the difference's own rounding: a value of -6e5 (a far prior draw) leaves 6e-5 of it at this h
+            rounding = 1e-15 * abs(value) / h
+            assert abs(fd - grad[i]) <= 1e-5 * (1.0 + abs(grad[i])) + rounding, (name, theta, i, fd, grad[i])
 
 
 def test_many_mode_functions_on_a_few_seeds():

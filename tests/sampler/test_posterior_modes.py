@@ -16,7 +16,7 @@ HMC = SimpleNamespace(clustering=True)
 def _modes(dead_u, weights, rng):
     weights = weights / weights.sum()
     sample_idx = equal_weight_indices(weights, rng, size=2000)
-    clusters, region = _clusters(dead_u, weights, sample_idx, 0.0, HMC, True)
+    clusters, region, _ = _clusters(dead_u, weights, sample_idx, 0.0, HMC, True)
     return clusters, region
 
 
@@ -53,3 +53,58 @@ def test_a_mode_under_one_percent_is_counted_in_the_nearest_one():
     rng = np.random.default_rng(7)
     clusters, _ = _modes(*_two_modes(rng, 0.004), rng)
     assert len(clusters) == 1 and abs(clusters[0]["mass"] - 1.0) < 1e-12
+
+
+# --- with the likelihood: the kNN graph's pieces of one mode are joined where no valley separates them ----------
+
+def _gauss_logl(center, sigma):
+    def logl_at(u):
+        return -0.5 * np.sum(((u - center) / sigma) ** 2, axis=1)
+    return logl_at
+
+
+def test_a_1d_gaussian_posterior_is_one_mode_where_the_knn_graph_cuts_it():
+    """In one dimension the kNN graph of 1000 samples falls apart where they thin out (runs of a 1-D Gaussian
+    reported 2-4 modes); no chord of a log-concave density dips, so the pieces are one mode."""
+    split = 0
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        u = 0.5 + 0.1 * rng.standard_normal((4000, 1))
+        weights = np.full(4000, 1.0 / 4000)
+        sample_idx = equal_weight_indices(weights, rng, size=1500)
+        plain, _, _ = _clusters(u, weights, sample_idx, 0.0, HMC, True)
+        split += len(plain) > 1
+        clusters, region, evaluations = _clusters(u, weights, sample_idx, 0.0, HMC, True, _gauss_logl(0.5, 0.1))
+        assert len(clusters) == 1 and np.all(region == 0), (seed, [c["mass"] for c in clusters])
+        assert (evaluations > 0) == (len(plain) > 1)
+    assert split > 0  # the case this guards against occurs among these seeds
+
+
+def test_separated_modes_stay_apart_with_the_likelihood():
+    """Two modes 20 widths apart: the segment between their closest samples crosses a deep valley."""
+    def logl_at(u):
+        a = -0.5 * np.sum(((u - 0.3) / 0.02) ** 2, axis=1)
+        b = -0.5 * np.sum(((u - 0.7) / 0.01) ** 2, axis=1)
+        return np.logaddexp(a + np.log(0.9), b + np.log(0.1) - 5 * np.log(0.5))
+    for seed in range(3):
+        rng = np.random.default_rng(200 + seed)
+        u, weights = _two_modes(rng, 0.1)
+        clusters, _, _ = _clusters(u, weights / weights.sum(), equal_weight_indices(weights / weights.sum(), rng,
+                                                                                     size=2000),
+                                   0.0, HMC, True, logl_at)
+        masses = sorted(c["mass"] for c in clusters)
+        assert len(masses) == 2 and abs(masses[0] - 0.1) < 1e-9, (seed, masses)
+
+
+def test_runs_of_a_1d_gaussian_report_one_mode_and_of_two_modes_two():
+    """End to end: the sampler passes its likelihood to the mode finder (before, 5 of 6 seeds of a 1-D Gaussian
+    reported 2-4 modes)."""
+    from peer_volumes import multigauss
+    from problems import gaussian
+    from test_mixing import run
+
+    for seed in range(4):
+        res = run(gaussian(1), seed, nlive=300)
+        assert len(res.clusters) == 1, (seed, res.clusters)
+    res = run(multigauss(2), 0, nlive=300)
+    assert len(res.clusters) == 2 and all(abs(c["mass"] - 0.5) < 0.15 for c in res.clusters), res.clusters
