@@ -1,7 +1,7 @@
 """``ad.differentiate`` / ``ad.differentiate_source`` and the ``Derivative`` object they return."""
 import numpy as np
 
-from . import cache, parse
+from . import cache, ieee, parse
 from .emit import function_source
 from .errors import Pos
 from .nested_rows import DEFAULT_BUDGET
@@ -81,13 +81,19 @@ class Derivative:
         self._key_parts = (src.text, tuple(c.sources), tuple(c.wrt))
         digest = cache.key(*self._key_parts, "python", self.source)
         self._py = cache.load_module(c.name + "_py", digest, self.source)
-        self.value = self._py.value
-        self.raw_value = self._py.raw_value
-        self.value_and_grad = self._py.value_and_grad
-        self.grad = self._py.grad
-        self.raw_value_and_grad = self._py.raw_value_and_grad
-        self.raw_grad = self._py.raw_grad
+        self._ieee_twin = None
+        # plain Python, and where it raises for inf or NaN arithmetic, the compiled code's IEEE answer (ad/ieee.py)
+        for name in ("value", "raw_value", "value_and_grad", "grad", "raw_value_and_grad", "raw_grad"):
+            setattr(self, name, ieee.with_twin(getattr(self._py, name), self._twin))
         self._compiled = {}
+
+    def _twin(self):
+        """The Python module with IEEE arithmetic (``ad.ieee.twin_source``), made on first use."""
+        if self._ieee_twin is None:
+            text = ieee.twin_source(self.source)
+            digest = cache.key(*self._key_parts, "python ieee", text)
+            self._ieee_twin = cache.load_module(self.name + "_ieee", digest, text)
+        return self._ieee_twin
 
     def scratch_size(self, *args):
         """Scratch elements per sample for these kernel arguments (0 when nothing is stored)."""

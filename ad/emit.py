@@ -42,16 +42,15 @@ def source_line(generated_source, generated_lineno):
 
 def loop_sums(stmts, types) -> frozenset:
     """Float variables that a loop accumulates into, forward or reverse sweep: ``v = v + e``, ``v = v - e``, or
-    the same through a temporary (``t = v + e`` then ``v = t``, as the user's ``v += e`` comes out of the IR).
-    These are the data-loop sums a float32 build may keep in float64 (``function_source``)."""
+    the same through temporaries and the merges of branches (``t = v + e`` then ``v = t``, as the user's ``v += e``
+    comes out of the IR; under ``if``/``else`` each branch adds its own term, or none, into a merged name that
+    the loop copies back into ``v``). These are the data-loop sums a float32 build may keep in float64
+    (``function_source``)."""
     found = set()
 
-    def accumulates(s, defs):
-        expr = defs.get(s.args[0], s) if s.op == "copy" and is_var(s.args[0]) else s
-        return expr.op in ("add", "sub") and (expr.args[0] == s.dst or (expr.op == "add" and expr.args[1] == s.dst))
-
     def visit(body, in_loop):
-        defs = {s.dst: s for s in body if isinstance(s, Assign)}
+        defs = {}
+        _definitions(body, defs)
         for s in body:
             if isinstance(s, For):
                 visit(s.body, True)
@@ -60,11 +59,48 @@ def loop_sums(stmts, types) -> frozenset:
                 visit(s.orelse, in_loop)
             elif isinstance(s, RuleCall):
                 visit(s.body, in_loop)
-            elif in_loop and isinstance(s, Assign) and types.of(s.dst) == "float" and accumulates(s, defs):
+            elif in_loop and isinstance(s, Assign) and types.of(s.dst) == "float" and _sum_of(s, s.dst, defs, 0):
                 found.add(s.dst)
 
     visit(stmts, False)
     return frozenset(found)
+
+
+def _definitions(body, defs):
+    """``defs[name]``: the assignments of ``name`` in ``body`` and its branches (not in nested loops)."""
+    for s in body:
+        if isinstance(s, Assign):
+            defs.setdefault(s.dst, []).append(s)
+        elif isinstance(s, If):
+            _definitions(s.then, defs)
+            _definitions(s.orelse, defs)
+
+
+def _sum_of(s, v, defs, depth, _limit=16):
+    """Whether the assignment ``s`` gives ``v`` plus or minus terms (at least one add or subtract on the way):
+    through copies, and through names assigned in branches when every branch's value is such a sum or ``v``."""
+    if depth > _limit:
+        return False
+    if s.op in ("add", "sub"):
+        return _is_v_or_sum(s.args[0], v, defs, depth) or (s.op == "add" and _is_v_or_sum(s.args[1], v, defs, depth))
+    if s.op == "copy" and is_var(s.args[0]) and s.args[0] != v:
+        sources = defs.get(s.args[0], ())
+        return bool(sources) and all(_is_v_or_sum(x.dst, v, defs, depth + 1, x) for x in sources) and any(
+            _sum_of(x, v, defs, depth + 1) for x in sources)
+    return False
+
+
+def _is_v_or_sum(name, v, defs, depth, assignment=None):
+    if name == v:
+        return True
+    if not is_var(name):
+        return False
+    for s in ((assignment,) if assignment is not None else defs.get(name, ())):
+        if s.op == "copy" and s.args[0] == v:
+            continue
+        if not _sum_of(s, v, defs, depth + 1):
+            return False
+    return assignment is not None or bool(defs.get(name))
 
 
 class Emitter:
@@ -79,6 +115,7 @@ class Emitter:
         self.origin = origin  # where statements without a position of their own come from (the kernel's def)
         self.commented = None
         self.lines = []
+        self.reads = {}  # variable -> the array read (``index``) that assigned it
 
     # ---- operands ------------------------------------------------------------------------------------
     def flit(self, x):
@@ -281,6 +318,9 @@ class Emitter:
                 return self.opnd(a[0], "float")
             return self.tof(self.opnd(a[0]))
         if op == "toint":
+            read = self.reads.get(a[0]) if self.f32 else None
+            if read is not None:  # int(x[i]) from the array itself: through float32 an index above 2**24 rounds
+                return f"int({read.args[0]}[{', '.join(self.opnd(i) for i in read.args[1:])}])"
             return f"int({self.opnd(a[0])})"
         if op == "load":
             text = f"{self.scratch}[{self.opnd(a[0])}]"
@@ -315,6 +355,7 @@ def function_source(name, params, stmts, types, dtype, scratch="scratch", doc=No
                                if isinstance(s, Assign) and s.op == "index" and s.args[0] in wrt}
     wide = loop_sums(stmts, types) if wide_sums else frozenset()
     em = Emitter(types, dtype, scratch, origin, finite, wide)
+    em.reads = {s.dst: s for s in walk(stmts) if isinstance(s, Assign) and s.op == "index"}
     em.w(0, f"def {name}({', '.join(params)}):")
     if doc:
         em.w(1, f'"""{doc}"""')

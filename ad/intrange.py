@@ -154,6 +154,8 @@ class _Ranges:
             return _pow(r[0], s.args[1].value)
         if op == "shape":
             return (0, SHAPE_BOUND)
+        if op == "toint" and r[0] is not None:
+            return r[0]  # of an int or a bool (0 or 1: a negative local-array index's wrap, local_arrays.py)
         if op == "call" and s.fn in ("abs", "min", "max") and all(x is not None for x in r):
             if s.fn == "abs":
                 m = max(abs(r[0][0]), abs(r[0][1]))

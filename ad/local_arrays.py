@@ -79,11 +79,26 @@ def slot(low, info, parts, node):
     """The scratch slot of ``info[parts]`` (ast index expressions), as an operand."""
     if len(parts) != len(info.dims):
         raise low.err(node, f"{info.user_name!r} has {len(info.dims)} dimension(s); index it with as many")
-    idx = [low.expr(p) for p in parts]
+    idx = [_from_the_end(low, node, low.expr(p), d) for p, d in zip(parts, info.dims)]
     flat = idx[0]
     if len(idx) == 2:
         flat = low.binop(node, "add", low.binop(node, "mul", idx[0], info.dims[1]), idx[1])
     return low.binop(node, "add", info.offset, flat, hint="slot")
+
+
+def _from_the_end(low, node, index, dim):
+    """Python's meaning of a negative index, counted from the end of the axis: ``index + dim`` below 0. A variable
+    index that may be negative (``buf[i - 1]``) gets the branch-free ``index + dim * int(index < 0)``; one known to
+    be >= 0 (a loop index counting up from 0, sums and products of such, shapes) stays as it is, so the analyses
+    of which elements a loop reads (array_entry.py, nested_rows.py) still see its plain form. Without this,
+    ``buf[-1]`` read the slot before the array."""
+    if isinstance(index, Const):
+        return low.binop(node, "add", index, dim) if index.value < 0 else index
+    if low.ctx.is_nonneg(index):
+        return index
+    below = low.assign(node, "cmp", [index, Const(0)], fn="<", hint="negative")
+    shift = low.binop(node, "mul", low.assign(node, "toint", [below], hint="wraps"), dim)
+    return low.binop(node, "add", index, shift, hint="index")
 
 
 def read(low, info, parts, node):

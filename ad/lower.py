@@ -36,6 +36,13 @@ class Context:
         self.scalar_args = set()  # kernel arguments used as numbers
         self.returns = []         # positions of the kernel's return values
         self.local_arrays = []    # local_arrays.ArrayInfo, in allocation order
+        self.nonneg = set()       # integer IR names never negative (shapes, loop indices from 0 up, their sums)
+
+    def is_nonneg(self, x):
+        """Whether the operand ``x`` is an integer known to be >= 0 (Python's negative indexing cannot apply)."""
+        if isinstance(x, Const):
+            return isinstance(x.value, int) and not isinstance(x.value, bool) and x.value >= 0
+        return x in self.nonneg
 
     def fresh(self, hint):
         self.counter += 1
@@ -70,6 +77,7 @@ class Lowerer(CallsMixin):
         self.where = Where(src.filename)
         self.out = None
         self.nesting = 0  # loops and branches around the statement being lowered
+        self.discarded = None  # the call being lowered for its writes alone (its result unused)
 
     # ---- helpers -------------------------------------------------------------------------------------
     def fresh(self, hint):
@@ -89,6 +97,9 @@ class Lowerer(CallsMixin):
                                          f"({a.user_name}[i]); whole-array arithmetic is not supported")
         dst = self.fresh(hint)
         self.emit(Assign(dst, op, list(args), fn, self.pos(node)))
+        if op == "shape" or (op in ("add", "mul", "floordiv") and all(self.ctx.is_nonneg(a) for a in args)) or (
+                op == "mod" and self.ctx.is_nonneg(args[1])):
+            self.ctx.nonneg.add(dst)
         return dst
 
     def copy(self, node, dst, value):
@@ -153,7 +164,11 @@ class Lowerer(CallsMixin):
             if not any(isinstance(self.env.get(a.id), ArrayInfo) for a in s.value.args if isinstance(a, ast.Name)):
                 raise self.unsupported(s, "a call whose result is discarded does nothing in a kernel (unless it "
                                           "writes into a local array passed to it): assign its result or remove it")
-            self.call(s.value)  # for its writes into the local arrays passed to it
+            self.discarded = s.value  # a helper with no return at all is fine here (calls.inline)
+            try:
+                self.call(s.value)  # for its writes into the local arrays passed to it
+            finally:
+                self.discarded = None
         elif isinstance(s, (ast.Pass, ast.Expr)):
             pass
         else:  # the fence lets nothing else through
@@ -244,6 +259,9 @@ class Lowerer(CallsMixin):
             carried_names[n] = v
         index = self.fresh(target)
         self.env[target] = index
+        if isinstance(step, Const) and ((step.value > 0 and self.ctx.is_nonneg(start)) or (
+                step.value < 0 and isinstance(stop, Const) and stop.value >= -1)):
+            self.ctx.nonneg.add(index)  # counts up from >= 0, or down to a stop >= -1
         self.nesting += 1
         body = self.block(loop_body)
         self.nesting -= 1

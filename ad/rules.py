@@ -124,10 +124,13 @@ def _pow_adjoints(exponent):
             base = "2.0 * a"
         else:
             base = f"{float(n)!r} * a ** {n - 1}"
+    elif isinstance(exponent, float) and exponent.is_integer() and abs(exponent) < 2 ** 31:
+        return _pow_adjoints(int(exponent))  # a ** 0.0 and a ** 2.0: the integer forms, exact at a = 0
     elif isinstance(exponent, float):
         base = f"{exponent!r} * a ** {exponent - 1.0!r}"
     else:
-        base = "b * a ** (b - 1.0)"
+        # b a^(b-1) is 0 * inf = NaN at a = 0, b = 0 (a ** k in a loop from k = 0): the term is 0 there
+        base = "(b * a ** (b - 1.0) if b != 0.0 else 0.0)"
     # a base <= 0 gets 0 (0 ** b) instead of log(<=0)
     return (f"g * ({base})", "g * (r * math.log(a) if a > 0.0 else 0.0)")
 

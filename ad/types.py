@@ -7,7 +7,7 @@ argument used as a loop bound or an index is an int.  The active float width (fl
 emission time.
 """
 from .errors import KernelError, UnsupportedError, error_at
-from .ir import Assign, ExtCall, For, RuleCall, is_var, walk
+from .ir import AStore, Assign, ExtCall, For, RuleCall, is_var, walk
 
 _RANK = {"bool": 0, "int": 1, "float": 2}
 
@@ -184,6 +184,10 @@ def _integer_contexts(body, info, producers, arg_names, filename, active):
             return  # the element type is updated in the next round
         if src is not None and src.op == "copy" and is_var(src.args[0]):
             return need_int(src.args[0], pos, what)
+        if src is not None and src.op in ("add", "sub", "mul", "neg", "floordiv", "mod"):
+            for a in src.args:  # ``x[i + idx[j]]``, a local array's slot ``offset + idx[j]``: each part an integer
+                need_int(a, pos, what)
+            return
         raise error_at(pos, f"{what} must be an integer, but this value is a float: use int(...) or an integer "
                             "expression", filename)
 
@@ -193,6 +197,10 @@ def _integer_contexts(body, info, producers, arg_names, filename, active):
                 need_int(a, s.pos, "an array index")
         elif isinstance(s, Assign) and s.op == "shape":
             need_int(s.args[1], s.pos, "a shape index")
+        elif isinstance(s, Assign) and s.op == "aload":
+            need_int(s.args[0], s.pos, "an array index")
+        elif isinstance(s, AStore):
+            need_int(s.slot, s.pos, "an array index")
         elif isinstance(s, For):
             for a in (s.start, s.stop, s.step):
                 need_int(a, s.pos, "a range() bound")

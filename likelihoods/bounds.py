@@ -8,14 +8,16 @@ Two passes, both ending in :class:`KernelIndexError` (:class:`ParamsError` for t
   ``c + k * i`` for a loop ``for i in range(start, stop, step)`` with sizes known from the data's shapes is
   judged exactly: the extremes of the index are reached when the loop runs and no ``if`` guards the read;
 - dynamic (:func:`checked_evaluation`): where the static pass cannot decide (data-dependent indices, guarded
-  reads, loops whose bounds depend on another loop), the plain-Python kernel runs on numpy arrays, which do
-  check bounds, at a few parameter points; an ``IndexError`` is traced back to the user's line.
+  reads, loops whose bounds depend on another loop, and every kernel with local arrays, whose accesses it does not
+  judge), the plain-Python kernel runs on numpy arrays, which do check bounds, at a few parameter points; an
+  ``IndexError`` is traced back to the user's line.
 
 A loop-dependent index that goes negative is an error too: Python and numba wrap it around to the end of the
 array, which in a kernel is nearly always a slip (write ``x[(i - 1) % n]`` to wrap on purpose).
 """
 
 import ast
+import linecache
 import traceback
 from dataclasses import dataclass
 
@@ -128,7 +130,7 @@ def check(kernel, use, data, params, points):
     problems, proven = static_problems(use, shapes, values)
     if problems:
         raise to_error(problems[0], use, params) from None
-    if not (proven and use.complete):
+    if not (proven and use.complete) or use.local_arrays:
         checked_evaluation(kernel, use, data, points(), params)
 
 
@@ -155,16 +157,36 @@ def _from_traceback(error, use, theta, params):
                    and a.node.col_offset + 1 == col), None)
     if access is None:
         access = next((a for a in use.accesses if a.filename == frame.filename and a.node.lineno == line), None)
-    text = ast.unparse(access.node) if access is not None else (frame.line or "").strip()
+    text = ast.unparse(access.node) if access is not None else _failing_expression(frame)
     at = f"theta = [{', '.join(f'{v:.6g}' for v in theta)}]"
     if access is not None and access.array == use.args[0]:
         index = _index_in(str(error))
         return ParamsError(frame.filename, line, col, _params_message(text, index, params), array=access.array)
-    array = f"'{access.array}'" if access is not None else "an array"
+    array = f"'{access.array if access is not None else _subscripted(text)}'" if (
+        access is not None or _subscripted(text)) else "an array"
     return KernelIndexError(frame.filename, line, col, f"{text} reads {array} out of bounds ({error}), found by "
                                                        f"running the kernel in Python at {at}; numba does not "
                                                        "check bounds and would read past the array",
                             array=None if access is None else access.array)
+
+
+def _failing_expression(frame):
+    """The expression that raised, where Python says which (3.11+: its columns on the line), else the line."""
+    line, start, end = frame.line or "", getattr(frame, "colno", None), getattr(frame, "end_colno", None)
+    if start is not None and end is not None and getattr(frame, "end_lineno", frame.lineno) == frame.lineno:
+        raw = linecache.getline(frame.filename, frame.lineno)
+        if raw[start:end].strip():
+            return raw[start:end].strip()
+    return line.strip()
+
+
+def _subscripted(text):
+    """The array's name in a subscript expression ``name[...]`` (a local array's read), else None."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    return node.value.id if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) else None
 
 
 def _index_in(message):

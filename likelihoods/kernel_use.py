@@ -72,12 +72,15 @@ class ArgumentUse:
 class KernelUse:
     """``args`` (kernel argument names), ``uses`` {name: ArgumentUse}, ``accesses`` [Access], ``files`` (every
     file the analysis read: the kernel's and its helpers'); ``complete`` False when the analysis met code it
-    could not read (then it claims nothing: every argument is opaque and reads are left to the checked run)."""
+    could not read (then it claims nothing: every argument is opaque and reads are left to the checked run);
+    ``local_arrays``: the kernel allocates arrays of its own (``np.zeros``/``np.empty``), whose accesses the
+    analysis does not judge (the checked run does)."""
     args: tuple
     uses: dict
     accesses: list
     files: set
     complete: bool = True
+    local_arrays: bool = False
 
     @property
     def theta(self):
@@ -295,6 +298,8 @@ class _Walker:
     def call(self, e, ctx):
         env, loops, guarded, depth = ctx
         func = e.func
+        if isinstance(func, ast.Attribute) and func.attr in ("zeros", "empty"):
+            self.result.local_arrays = True
         if isinstance(func, ast.Attribute) and func.attr in ("sum", "dot") and self.node is not None:
             return self.reduction(e, ctx)
         if isinstance(func, ast.Name) and func.id == "len" and len(e.args) == 1 and self.arg_of(e.args[0], env):

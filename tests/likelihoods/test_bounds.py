@@ -10,6 +10,9 @@ from nestgrad.likelihoods.errors import KernelIndexError, ParamsError
 from nestgrad.sampler.cli import main
 
 KERNELS = textwrap.dedent('''
+    import numpy as np
+
+
     def out_of_bounds(theta, x, y):
         total = 0.0
         for i in range(x.shape[0]):
@@ -57,6 +60,13 @@ KERNELS = textwrap.dedent('''
         for i in range(idx.shape[0]):
             total += theta[0] * x[int(idx[i])]
         return total
+
+
+    def local_past_end(theta, x):
+        buf = np.zeros(x.shape[0])
+        for i in range(x.shape[0]):
+            buf[i] = (x[i] - theta[0]) ** 2
+        return -0.5 * (buf[0] + buf[x.shape[0]])
 ''')
 
 
@@ -115,6 +125,15 @@ def test_data_dependent_indices_are_checked_by_running_the_kernel(kernels):
     with pytest.raises(KernelIndexError, match=rf"^{kernels}:{at('x[int(')}: x\[int\(idx\[i\]\)\] reads 'x' out of "
                                                r"bounds \(index 5 is out of bounds"):
         _make(kernels, "lookup", {"x": np.arange(5.0), "idx": np.array([0, 5])}, ["a"])
+
+
+def test_a_local_array_read_past_its_end_is_an_error_before_any_sampling(kernels):
+    """Every data read is in range, so the static pass proves nothing wrong; the local array's read (numba would
+    read the scratch beyond it: a run sampled a garbage likelihood silently) is caught by the checked run."""
+    message = (rf"^{kernels}:{at('buf[x.shape[0]]')}: buf\[x.shape\[0\]\] reads 'buf' out of bounds \(index 5 is "
+               r"out of bounds for axis 0 with size 5\)")
+    with pytest.raises(KernelIndexError, match=message):
+        _make(kernels, "local_past_end", {"x": np.arange(5.0)}, ["a"])
 
 
 def test_check_gradient_reports_the_kernel_line_not_generated_code(kernels):

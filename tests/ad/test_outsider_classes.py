@@ -1,0 +1,255 @@
+"""Classes of kernels an outsider's battery (112 kernels after Tangent's, autograd's, Clad's and ADOL-C's tests and
+Python's own corner cases) found wrong, several kernels per class:
+
+(7) negative indices into local arrays (Python counts them from the end; the generated code read the slot before
+    the array: ``buf[-1]`` gave 0 and a zero gradient, the compiled code read foreign memory);
+(8) a zero exponent at a zero base: ``y ** k`` from ``k = 0`` at ``y = 0`` has the partial ``k y^(k-1) = 0 * inf``,
+    a NaN gradient where the true one is finite;
+(9) the pure-Python derivative raised ``ZeroDivisionError``/``ValueError`` where the compiled one returns the
+    right numbers (``0.0 * math.sqrt(y)`` at ``y = 0``: the partial is inf, its adjoint 0);
+(10) integer data as indices: a local array read at ``idx[i]`` did not compile in float32 (the element was cast
+    to float32 first), ``theta[2 + grp[i]]`` was rejected as a float index, and ``x[int(idx[i])]`` in float32 read
+    ``x[16777216]`` for ``idx[i] = 16777217``.
+
+Every kernel's value is the plain kernel's, and its gradient matches central differences (or the analytic one at
+a point where differences straddle a kink), in pure Python, the float64 jit and the float32 jit."""
+import math
+
+import numpy as np
+import pytest
+
+from nestgrad import ad
+from jit_agreement import assert_jit_agrees
+
+X3 = np.array([1.0, 2.0, 3.0])
+
+
+# ---- 7. negative indices into local arrays -----------------------------------------------------------------------
+def negative_constant(theta, x):
+    buf = np.zeros(x.shape[0])
+    buf[0] = theta[0]
+    buf[2] = theta[1] * 3.0
+    return buf[-1] + buf[-3] * 10.0
+
+
+def negative_2d(theta, x):
+    a = np.zeros((2, 2))
+    a[1, 1] = theta[0]
+    a[0, 0] = theta[1]
+    a[-2, -1] = theta[0] * theta[1]
+    return a[-1, -1] * 2.0 + a[0, 0] + a[0, 1] * 5.0
+
+
+def previous_element(theta, x):
+    n = x.shape[0]
+    buf = np.zeros(n)
+    for i in range(n):
+        buf[i] = buf[i - 1] * theta[0] + x[i]  # i = 0 reads buf[-1], the last element (still 0 here)
+    return np.sum(buf) * theta[1] + buf[-1]
+
+
+def written_from_the_end(theta, x):
+    n = x.shape[0]
+    buf = np.zeros(n)
+    for i in range(n):
+        buf[-1 - i] = x[i] * theta[0] ** (i + 1)
+    total = 0.0
+    for i in range(n):
+        total += buf[i] * (i + 1.0) + theta[1] * buf[i - n]
+    return total
+
+
+# ---- 8. zero exponent at a zero base -----------------------------------------------------------------------------
+def power_series(theta, c):
+    y = theta[0] - c
+    s = 0.0
+    for k in range(4):
+        s += y ** k * theta[1]
+    return s
+
+
+def float_zero_exponent(theta, c):
+    y = theta[0] - c
+    return y ** 0.0 + y * theta[1] + y ** 2.0
+
+
+def math_pow_series(theta, c):
+    y = theta[0] - c
+    s = 0.0
+    for k in range(3):
+        s += math.pow(y, k)
+    return s + theta[1]
+
+
+def exponent_from_data(theta, c, e):
+    y = theta[0] - c
+    s = theta[1]
+    for i in range(e.shape[0]):
+        s += y ** e[i]
+    return s
+
+
+def integer_argument_exponent(theta, c, n):
+    y = theta[0] - c
+    return y ** n + y ** (n + 1) * theta[1]
+
+
+# ---- 9. IEEE arithmetic in the pure-Python derivative -----------------------------------------------------------
+def zero_times_sqrt(theta, c):
+    y = theta[0] - c
+    return 0.0 * math.sqrt(y) + theta[0] * theta[1]
+
+
+def zero_times_acos(theta, c):
+    return 0.0 * math.acos(theta[0] - c + 1.0) + theta[1] * theta[0]
+
+
+def zero_times_root(theta, c):
+    y = theta[0] - c
+    return 0.0 * y ** 0.5 + 0.0 * math.acosh(1.0 + y) + theta[1] + theta[0]
+
+
+def _derivatives(fn, theta, consts):
+    d = ad.differentiate(fn)
+    g = np.zeros_like(theta)
+    v = d.value_and_grad(theta, *consts, g)
+    return d, float(v), g
+
+
+def _central(fn, theta, consts, h=1e-6):
+    out = np.zeros_like(theta)
+    for i in range(theta.size):
+        up, down = theta.copy(), theta.copy()
+        up[i] += h
+        down[i] -= h
+        out[i] = (fn(up, *consts) - fn(down, *consts)) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("fn", [negative_constant, negative_2d, previous_element, written_from_the_end],
+                         ids=lambda f: f.__name__)
+def test_negative_local_array_indices_count_from_the_end(fn):
+    rng = np.random.default_rng(7)
+    for theta in rng.uniform(0.5, 1.5, (4, 2)):
+        d, v, g = _derivatives(fn, theta, (X3,))
+        assert v == pytest.approx(fn(theta, X3), rel=1e-12)
+        assert np.allclose(g, _central(fn, theta, (X3,)), rtol=1e-6, atol=1e-8), (theta, g)
+        for dtype in ("float64", "float32"):
+            assert_jit_agrees(d.jit(dtype=dtype), dtype, theta, (X3,), v, g, fn.__name__)
+
+
+@pytest.mark.parametrize("fn, consts", [
+    (power_series, (1.0,)), (float_zero_exponent, (1.0,)), (math_pow_series, (1.0,)),
+    (exponent_from_data, (1.0, np.array([0.0, 1.0, 2.0, 3.0]))), (integer_argument_exponent, (1.0, 0))],
+    ids=["power_series", "float_zero_exponent", "math_pow_series", "exponent_from_data", "integer_argument"])
+def test_a_zero_exponent_at_a_zero_base_has_a_finite_gradient(fn, consts):
+    theta = np.array([1.0, 0.7])  # theta[0] - c == 0 exactly
+    d, v, g = _derivatives(fn, theta, consts)
+    assert v == pytest.approx(fn(theta, *consts), rel=1e-12)
+    assert np.all(np.isfinite(g)), g
+    # Central differences are exact for these polynomials in y (up to y^3) at any step
+    assert np.allclose(g, _central(fn, theta, consts, h=1e-4), rtol=1e-6, atol=1e-7), g
+    for dtype in ("float64", "float32"):
+        assert_jit_agrees(d.jit(dtype=dtype), dtype, theta, consts, v, g, fn.__name__)
+
+
+@pytest.mark.parametrize("fn", [zero_times_sqrt, zero_times_acos, zero_times_root], ids=lambda f: f.__name__)
+def test_the_python_derivative_gives_the_compiled_answer_where_plain_python_raises(fn):
+    theta = np.array([1.0, 0.7])  # the partial is infinite (or the value's factor -inf) exactly here
+    d, v, g = _derivatives(fn, theta, (1.0,))
+    compiled = np.zeros(2)
+    vj = d.jit().value_and_grad(theta, 1.0, compiled)
+    assert np.all(np.isfinite(g)), g
+    assert (v, g.tolist()) == (vj, compiled.tolist()) or (math.isnan(v) and math.isnan(vj))
+    assert g.tolist() == pytest.approx([theta[1], theta[0]] if fn is zero_times_sqrt else
+                                       ([theta[1], theta[0]] if fn is zero_times_acos else [1.0, 1.0]))
+    # away from the edge, the plain-Python path itself runs (no IEEE twin needed) and agrees
+    theta = np.array([1.5, 0.7]) if fn is not zero_times_acos else np.array([0.5, 0.7])
+    _, v, g = _derivatives(fn, theta, (1.0,))
+    assert np.allclose(g, _central(fn, theta, (1.0,)), rtol=1e-6)
+
+
+# ---- 10. integer data as indices ---------------------------------------------------------------------------------
+def local_gather(theta, idx):
+    t = np.zeros(2)
+    t[0] = theta[0]
+    t[1] = theta[1] * theta[0]
+    s = 0.0
+    for i in range(idx.shape[0]):
+        s += t[idx[i]] * (i + 1.0)
+    return s
+
+
+def offset_groups(theta, grp, y):
+    s = 0.0
+    for i in range(y.shape[0]):
+        r = y[i] - theta[0] - theta[1 + grp[i]]
+        s -= 0.5 * r * r
+    return s
+
+
+def local_scatter(theta, idx):
+    acc = np.zeros(3)
+    for i in range(idx.shape[0]):
+        acc[idx[i]] += theta[0] * (i + 1.0)
+    return acc[0] * theta[1] + acc[1] + acc[2] * acc[2]
+
+
+@pytest.mark.parametrize("fn, consts", [
+    (local_gather, (np.array([0, 1, 1, 0]),)),
+    (offset_groups, (np.array([0, 1, 1, 0, 1]), np.array([0.3, 1.2, 0.9, 0.1, 1.5]))),
+    (local_scatter, (np.array([2, 0, 1, 2]),))], ids=["local_gather", "offset_groups", "local_scatter"])
+def test_integer_data_index_local_arrays_and_offsets(fn, consts):
+    rng = np.random.default_rng(11)
+    for theta in rng.uniform(0.5, 1.5, (3, 3)):
+        d, v, g = _derivatives(fn, theta, consts)
+        assert v == pytest.approx(fn(theta, *consts), rel=1e-12)
+        assert np.allclose(g, _central(fn, theta, consts), rtol=1e-6, atol=1e-8), (theta, g)
+        for dtype in ("float64", "float32"):
+            assert_jit_agrees(d.jit(dtype=dtype), dtype, theta, consts, v, g, fn.__name__)
+
+
+def converted_index(theta, x, idx):
+    s = 0.0
+    for i in range(idx.shape[0]):
+        s += theta[0] * x[int(idx[i])]
+    return s
+
+
+def test_an_index_above_float32s_integers_reads_its_own_element_in_float32():
+    x = np.zeros(2 ** 24 + 3, np.float32)
+    x[2 ** 24 + 1] = 2.0  # float32 cannot hold 16777217: through it the read landed on x[16777216] (0 here)
+    idx = np.array([2 ** 24 + 1])
+    d = ad.differentiate(converted_index)
+    g = np.zeros(1, np.float32)
+    assert d.jit(dtype="float32").value_and_grad(np.array([1.5], np.float32), x, idx, g) == 3.0 and g[0] == 2.0
+
+
+# ---- a helper that fills a local array and returns nothing (as Python code writes it) ---------------------------
+def _fill(buf, theta, x):
+    for i in range(x.shape[0]):
+        buf[i] = theta[0] * x[i] + theta[1]
+
+
+def filled_by_helper(theta, x):
+    buf = np.zeros(x.shape[0])
+    _fill(buf, theta, x)
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += buf[i] * buf[i]
+    return -s
+
+
+def helper_value_used(theta, x):
+    buf = np.zeros(x.shape[0])
+    return _fill(buf, theta, x) + theta[0]
+
+
+def test_a_helper_that_fills_a_local_array_needs_no_return():
+    theta = np.array([0.5, 0.2])
+    d, v, g = _derivatives(filled_by_helper, theta, (X3,))
+    assert v == pytest.approx(filled_by_helper(theta, X3)) and np.allclose(g, _central(filled_by_helper, theta, (X3,)))
+    assert_jit_agrees(d.jit(), "float64", theta, (X3,), v, g, "filled_by_helper")
+    # used as a value it returns None in Python: still an error, at the helper
+    with pytest.raises(ad.KernelError, match=r":\d+:\d+: _fill does not return a value on every path"):
+        ad.differentiate(helper_value_used)
