@@ -18,7 +18,8 @@ from .restructure import restructure
 RET = "__return__"  # the environment entry holding a function's return value
 _MAX_INLINE_DEPTH = 32
 # numpy functions on numbers that mean a builtin or an ad.special function (np.maximum(a, b) is max(a, b))
-_NUMPY_SCALAR = {np.maximum: builtins.max, np.minimum: builtins.min, np.logaddexp: special.logaddexp}
+# (np.maximum propagates a NaN from either argument, Python's max only from the first: special.maximum)
+_NUMPY_SCALAR = {np.maximum: special.maximum, np.minimum: special.minimum, np.logaddexp: special.logaddexp}
 
 
 class CallsMixin:
@@ -67,9 +68,10 @@ class CallsMixin:
         if fn is np.square:
             self.check_nargs(e, label, args, 1)
             return self.assign(e, "pow", [args[0], Const(2)])
-        if fn is np.clip:  # on numbers: min(max(a, low), high)
+        if fn is np.clip:  # on numbers: minimum(maximum(a, low), high), NaN from any of the three
             self.check_nargs(e, label, args, 3)
-            return self.assign(e, "call", [self.assign(e, "call", args[:2], fn="max"), args[2]], fn="min")
+            low = self.rule_call(e, special.maximum, rules.lookup(special.maximum), args[:2])
+            return self.rule_call(e, special.minimum, rules.lookup(special.minimum), [low, args[2]])
         math_name = resolve.math_name(fn)
         if math_name == "log" and len(args) == 2:  # math.log(x, base)
             return self.assign(e, "div", [self.assign(e, "call", [args[0]], fn="log"),

@@ -9,7 +9,11 @@ Python's own corner cases) found wrong, several kernels per class:
     right numbers (``0.0 * math.sqrt(y)`` at ``y = 0``: the partial is inf, its adjoint 0);
 (10) integer data as indices: a local array read at ``idx[i]`` did not compile in float32 (the element was cast
     to float32 first), ``theta[2 + grp[i]]`` was rejected as a float index, and ``x[int(idx[i])]`` in float32 read
-    ``x[16777216]`` for ``idx[i] = 16777217``.
+    ``x[16777216]`` for ``idx[i] = 16777217``;
+(11) rules at the edges: ``xlogy``'s x-derivative was 0 at x = 0 (log y is right: a Beta likelihood at a = 1 had
+    d/da 6.0 for 3.24), ``np.maximum``/``np.minimum``/``np.clip`` dropped a NaN in the second argument (a bad
+    sample came back finite), ``max(a, nan)`` sent its gradient to neither argument, and ``expit``'s derivative
+    ``r (1 - r)`` lost every digit from x ~ 37.
 
 Every kernel's value is the plain kernel's, and its gradient matches central differences (or the analytic one at
 a point where differences straddle a kink), in pure Python, the float64 jit and the float32 jit."""
@@ -19,6 +23,7 @@ import numpy as np
 import pytest
 
 from nestgrad import ad
+from nestgrad.ad import special
 from jit_agreement import assert_jit_agrees
 
 X3 = np.array([1.0, 2.0, 3.0])
@@ -253,3 +258,62 @@ def test_a_helper_that_fills_a_local_array_needs_no_return():
     # used as a value it returns None in Python: still an error, at the helper
     with pytest.raises(ad.KernelError, match=r":\d+:\d+: _fill does not return a value on every path"):
         ad.differentiate(helper_value_used)
+
+
+# ---- 11. rules at the edges --------------------------------------------------------------------------------------
+def beta_loglike(theta, x):
+    a, b = theta[0], theta[1]
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += special.xlogy(a - 1.0, x[i]) + special.xlogy(b - 1.0, 1.0 - x[i]) - special.lbeta(a, b)
+    return total
+
+
+def test_xlogy_at_a_zero_first_argument_has_the_log_as_its_derivative():
+    x = np.array([0.2, 0.5, 0.7, 0.9])
+    for theta in (np.array([1.0, 2.0]), np.array([2.5, 1.0]), np.array([1.0, 1.0])):  # a - 1 or b - 1 is 0
+        d, v, g = _derivatives(beta_loglike, theta, (x,))
+        assert np.allclose(g, _central(beta_loglike, theta, (x,)), rtol=1e-7), (theta, g)
+        assert_jit_agrees(d.jit(), "float64", theta, (x,), v, g, "beta_loglike")
+
+
+def nan_aware(theta, x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += np.maximum(theta[0], x[i]) + np.minimum(theta[1], x[i]) + np.clip(theta[0], 0.0, x[i])
+    return total
+
+
+def python_max(theta, x):
+    return max(theta[0], x[0]) + min(theta[1], x[0])
+
+
+def test_numpy_extrema_propagate_a_nan_and_python_extrema_keep_the_first_argument():
+    theta = np.array([0.7, 0.4])
+    d = ad.differentiate(nan_aware)
+    x = np.array([1.0, np.nan, 0.5])
+    for flavour in (d, d.jit()):
+        g = np.zeros(2)
+        assert math.isnan(flavour.value_and_grad(theta, x, g))  # as the plain kernel: a bad sample stays bad
+    assert math.isnan(nan_aware(theta, x))
+    x = np.array([1.0, 0.2, 0.5])  # without NaN: values and gradients as before
+    d, v, g = _derivatives(nan_aware, theta, (x,))
+    assert v == pytest.approx(nan_aware(theta, x)) and np.allclose(g, _central(nan_aware, theta, (x,)))
+    x = np.array([np.nan])  # Python's max(a, nan) and min(a, nan) are a: so are the gradients' shares
+    d, v, g = _derivatives(python_max, theta, (x,))
+    assert v == pytest.approx(theta.sum()) == python_max(theta, x) and g.tolist() == [1.0, 1.0]
+    assert_jit_agrees(d.jit(), "float64", theta, (x,), v, g, "python_max")
+
+
+def logistic(theta):
+    return special.expit(theta[0])
+
+
+def test_the_logistic_derivative_keeps_its_relative_accuracy_far_out():
+    d = ad.differentiate(logistic)
+    for x in (20.0, 30.0, 37.5, 60.0):
+        exact = math.exp(-x) / (1.0 + math.exp(-x)) ** 2
+        for flavour in (d, d.jit()):
+            g = np.zeros(1)
+            flavour.value_and_grad(np.array([x]), g)
+            assert g[0] == pytest.approx(exact, rel=1e-12, abs=0.0), (x, g[0], exact)
