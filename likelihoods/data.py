@@ -64,6 +64,11 @@ def _load_file(key, spec, base_dir):
         return _load_text(path, "," if ext == ".csv" else None)
     except DataError:
         raise
+    except UnicodeDecodeError:
+        with open(path, "rb") as handle:
+            npy = handle.read(6) == b"\x93NUMPY"
+        raise DataError(key, f"cannot read {path!r} as {FILE_TYPES[ext]}: it is binary"
+                             + ("; it is a numpy array file: name it .npy" if npy else "")) from None
     except (ValueError, OSError) as err:
         raise DataError(key, f"cannot read {path!r}: {err}") from None
 

@@ -99,6 +99,12 @@ class GradientReport:
         report.ok = bool(all(checks))
         return report
 
+    @property
+    def ad_ok(self) -> bool:
+        """Whether nestgrad's gradient (the one the sampler uses) agrees with finite differences: when it does and
+        the report is not ok, only the hand-written analytic gradient is off."""
+        return self.ad_vs_fd is not None and bool(np.all(self.ad_vs_fd <= FD_TOLERANCE))
+
     def table(self):
         columns = [("AD vs FD", self.ad_vs_fd, FD_TOLERANCE)]
         if self.analytic is not None:

@@ -103,10 +103,14 @@ def resolve(fn, base_dir=None, what="kernel"):
         raise LikelihoodError(f"{what} {getattr(fn, '__name__', fn)!r}: its source is not available ({err}); "
                               "define it in a file") from None
     text = textwrap.dedent("".join(lines))
-    tree = ast.parse(text)
-    ast.increment_lineno(tree, first - 1)
-    node = tree.body[0]
-    if not isinstance(node, ast.FunctionDef):
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:  # the lines of a lambda inside an expression (a dict entry, a call) do not parse alone
+        tree = None
+    if tree is not None:
+        ast.increment_lineno(tree, first - 1)
+    node = tree.body[0] if tree is not None and tree.body else None
+    if not isinstance(node, ast.FunctionDef) or getattr(fn, "__name__", "") == "<lambda>":
         raise LikelihoodError(f"{filename}:{first}:1: {what} must be a plain 'def' function")
     return _checked(KernelSource(fn, fn.__name__, filename, text, False, node), what)
 

@@ -1,5 +1,7 @@
 """``Likelihood``: a per-sample kernel, its data and a backend, evaluated on batches of parameter vectors."""
 
+import functools
+import hashlib
 import warnings
 
 import numpy as np
@@ -113,6 +115,7 @@ class Likelihood:
             raise LikelihoodError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
         self.sum_dtype = _sum_dtype(sum_dtype, self.dtype)
         self.derivative = derivatives.with_sum_dtype(derivative, self.sum_dtype)
+        self._source_key = getattr(derivative, "_key_parts", None) or kernel.text
         if draws is not None and not callable(draws):
             raise LikelihoodError(f"draws: expected a callable draws(rng, n) -> (n, {len(self.params)}), got "
                                   f"{type(draws).__name__}")
@@ -132,6 +135,20 @@ class Likelihood:
         self._impl = backends.backend_class(self.backend)(self.derivative, self.data, self.dtype, self.ndim,
                                                           self.scratch_size)
         self.nbad = self.nbad_total = self.ncalls_total = 0
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """A digest of what the log-likelihood's values depend on: the kernel's source with the helpers the
+        differentiator read, the data, the parameter names and the precision. A run records it, so that a
+        resumed run cannot continue with another likelihood (an edited kernel, changed data) than it began with."""
+        digest = hashlib.sha256()
+        for part in (self._source_key, self.params, str(self.dtype), str(self.sum_dtype)):
+            digest.update(repr(part).encode() + b"\0")
+        for name, value in zip(self.use.args[1:], self._data64):
+            array = np.ascontiguousarray(value)
+            digest.update(f"{name} {array.dtype.str} {array.shape}".encode() + b"\0")
+            digest.update(array.tobytes() if array.dtype != object else repr(value).encode())
+        return digest.hexdigest()[:20]
 
     def _check_theta_use(self):
         """Too few params: an error at the read; too many: a warning naming the unused ones."""

@@ -132,7 +132,9 @@ def read_checkpoint(path) -> tuple[dict, dict]:
     except OSError as exc:
         raise CheckpointError(f"{path}: cannot read the checkpoint ({exc.strerror or exc})") from None
     except Exception as exc:  # whatever numpy's or zipfile's readers raise on garbage bytes
-        raise CheckpointError(f"{path}: not a checkpoint archive ({type(exc).__name__}: {exc})") from None
+        why = ("it reads as pickled Python objects, which nestgrad never loads" if "allow_pickle" in str(exc)
+               else f"{type(exc).__name__}: {exc}")  # numpy's own advice would be to unpickle it
+        raise CheckpointError(f"{path}: not a checkpoint archive ({why})") from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise CheckpointError(f"{path}: not a checkpoint archive (a single .npy array, not an .npz archive)")
     arrays = {}
@@ -140,7 +142,13 @@ def read_checkpoint(path) -> tuple[dict, dict]:
         for name in archive.files:
             try:
                 arrays[name] = archive[name]
-            except Exception as exc:  # truncated or corrupted member: CRC, zlib, short read, object dtype, ...
+            except ValueError as exc:
+                if "allow_pickle" not in str(exc):
+                    raise CheckpointError(f"{path}: {name}: cannot be read ({type(exc).__name__}: {exc})") from None
+                # numpy's own advice here is to unpickle the file, which nestgrad never does
+                raise CheckpointError(f"{path}: {name}: holds Python objects (pickled data), which a nestgrad "
+                                      f"checkpoint never contains; the file is not one nestgrad wrote") from None
+            except Exception as exc:  # truncated or corrupted member: CRC, zlib, short read, ...
                 raise CheckpointError(f"{path}: {name}: cannot be read ({type(exc).__name__}: {exc})") from None
     raw = arrays.pop(_META_KEY, None)
     if raw is None:

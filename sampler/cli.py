@@ -161,14 +161,18 @@ def cmd_run(args) -> int:
     checkpoint = outdir / "checkpoint.npz"
     if args.resume and not checkpoint.is_file():
         raise cfg.ConfigError(f"--resume: no checkpoint at {checkpoint}; run without --resume to start")
+    problem = cfg.build(config)
     if args.resume:
-        stored = finished_run(outdir, config)
+        stored = finished_run(outdir, config, getattr(problem.likelihood, "fingerprint", None))
         if stored is not None:  # nothing left to sample: its stored results, without compiling anything
             if not args.quiet:
                 print(stored.summary())
                 print(f"  output: {outdir} (stored results of this finished run; nothing was recomputed)")
             return 0
-    problem = cfg.build(config)
+    elif unfinished_checkpoint(outdir):
+        raise cfg.ConfigError(f"{checkpoint} holds an unfinished run (interrupted, or stopped before writing its "
+                              f"outputs): continue it with --resume, or remove the file (or choose another --out) "
+                              f"to start again; starting afresh here would overwrite it")
     sampler = cfg.make_sampler(config, problem)
     _freeze(args)  # the modules imported so far, the likelihood and its compiled functions
     clock.lap("setup")
@@ -183,8 +187,14 @@ def cmd_run(args) -> int:
                   f"so the gradient could not be checked", file=sys.stderr)
         elif not report.ok:
             print(str(report), file=sys.stderr)
-            print(f"nestgrad: error: the gradient of {_kernel_name(config)} disagrees with finite differences "
-                  f"(table above); fix the kernel, or pass --no-check to sample anyway", file=sys.stderr)
+            if report.ad_ok:  # only the cross-check function is off: say so, not that the kernel is
+                print(f"nestgrad: error: the hand-written gradient {_kernel_name(config, 'gradient')} (likelihood."
+                      f"gradient) disagrees with finite differences, while nestgrad's gradient of "
+                      f"{_kernel_name(config)}, which the sampler uses, agrees (table above); fix or remove "
+                      f"likelihood.gradient, or pass --no-check to sample anyway", file=sys.stderr)
+            else:
+                print(f"nestgrad: error: the gradient of {_kernel_name(config)} disagrees with finite differences "
+                      f"(table above); fix the kernel, or pass --no-check to sample anyway", file=sys.stderr)
             sampler.cancel()
             return EXIT_GRADIENT
     _, run_args = cfg.sampler_arguments(config)
@@ -276,10 +286,24 @@ def config_digest(config) -> str:
     return hashlib.sha256(repr(dataclasses.replace(config, output=None)).encode()).hexdigest()[:20]
 
 
-def finished_run(outdir, config):
-    """The stored :class:`Results` of ``outdir`` when it holds a finished run of this same config (its
-    results.json and checkpoint agree, the run stopped because dlogz was reached), else None. Resuming such a
-    run would load the checkpoint and stop at once with these results; this gives them without compiling."""
+def unfinished_checkpoint(outdir) -> bool:
+    """Whether ``outdir`` holds a checkpoint that no written results follow (a run interrupted or stopped before
+    its outputs): what a fresh run into the same folder would overwrite."""
+    from nestgrad.sampler.run_folder import RESULTS_JSON
+
+    checkpoint, results_json = Path(outdir) / "checkpoint.npz", Path(outdir) / RESULTS_JSON
+    try:
+        return checkpoint.is_file() and not (results_json.is_file()
+                                             and results_json.stat().st_mtime >= checkpoint.stat().st_mtime)
+    except OSError:
+        return False
+
+
+def finished_run(outdir, config, fingerprint=None):
+    """The stored :class:`Results` of ``outdir`` when it holds a finished run of this same config and likelihood
+    (its results.json and checkpoint agree, the run stopped because dlogz was reached, and it recorded this
+    ``fingerprint`` of the kernel and data), else None. Resuming such a run would load the checkpoint and stop at
+    once with these results; this gives them without compiling."""
     from nestgrad.sampler.checkpoint import CheckpointError, read_checkpoint
     from nestgrad.sampler.run_folder import RESULTS_JSON, RunFolderError, read_run_folder
 
@@ -297,6 +321,7 @@ def finished_run(outdir, config):
     settings = stored.settings or {}
     remain = (stored.diagnostics or {}).get("logz_remain")
     if (settings.get("config_digest") != config_digest(config) or remain is None or len(remain) == 0
+            or settings.get("likelihood") != fingerprint
             or int(meta.get("record", {}).get("niter", -1)) != stored.niter
             or not float(remain[-1]) < float(settings.get("dlogz", 0.0))):
         return None
@@ -338,9 +363,11 @@ def _resume_command(args, config) -> str:
     return " ".join(parts + ["--resume"])
 
 
-def _kernel_name(config) -> str:
+def _kernel_name(config, what="kernel") -> str:
+    """The config's kernel (or its hand-written ``gradient``) as the user named it."""
     spec = config.likelihood
-    return f"built-in '{spec.builtin}'" if spec.builtin else f"{spec.kernel[0].name}:{spec.kernel[1]}"
+    ref = spec.kernel if what == "kernel" else spec.gradient
+    return f"built-in '{spec.builtin}'" if spec.builtin or ref is None else f"{ref[0].name}:{ref[1]}"
 
 
 def gradient_check(problem, n: int, seed: int):

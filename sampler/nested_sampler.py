@@ -115,7 +115,9 @@ class NestedSampler:
                 "hmc": dict(self.hmc._asdict(), dense=self.dense), "seed": self.seed, "backend": self.backend,
                 "dtype": str(np.dtype(self.kernels.dtype)), "sum_dtype": self.sum_dtype, "dlogz": dlogz,
                 "params": self.params,
-                "prior": {n: list(s) for n, s in self.prior.to_spec().items()}}
+                "prior": {n: list(s) for n, s in self.prior.to_spec().items()},
+                # the kernel's source and the data (likelihoods.Likelihood.fingerprint): a resume must not mix two
+                "likelihood": getattr(self.likelihood, "fingerprint", None)}
 
     def compile(self, notify=None) -> "NestedSampler":
         """Get the chain kernel ready now (``run`` does it on first use; benchmarks call this to time runs
@@ -420,8 +422,13 @@ class NestedSampler:
         saved = meta["settings"]
         for key in ("nlive", "delete_fraction", "k", "hmc", "seed", "params", "prior", "dtype"):
             if saved.get(key) != settings.get(key):
-                raise CheckpointError(f"{path}: checkpoint was written with {key} = {saved.get(key)!r}, this run has "
-                                      f"{settings.get(key)!r}; remove the file or use the same settings")
+                raise CheckpointError(f"{path}: checkpoint was written with {_difference(key, saved.get(key), settings.get(key))}; "
+                                      f"remove the file or use the same settings")
+        if saved.get("likelihood") not in (None, settings.get("likelihood")):  # None: not recorded (older runs)
+            raise CheckpointError(f"{path}: checkpoint was written with another likelihood (field settings."
+                                  f"likelihood: the kernel's source, its helpers or the data differ from this run's); "
+                                  f"resuming would mix the two: remove the file, or use the kernel and data it was "
+                                  f"written with")
         state = NSState(*(arrays[f"state_{f}"] for f in NSState._fields))
         state = state._replace(step_size=float(state.step_size), n_steps=int(state.n_steps), rho=np.asarray(state.rho, dtype=np.float64),
                                jumps=int(state.jumps),
@@ -452,3 +459,12 @@ class NestedSampler:
         for message in precision.beyond_reach(self.prior, results.dead.theta, results.weights):
             warnings.warn(message, precision.PriorReachWarning, stacklevel=3)
         return results
+
+
+def _difference(key, saved, now) -> str:
+    """``key = saved``, this run's value, naming the entries that differ when both are mappings (a prior of many
+    parameters in which one changed)."""
+    if isinstance(saved, dict) and isinstance(now, dict):
+        names = [n for n in dict.fromkeys([*saved, *now]) if saved.get(n) != now.get(n)]
+        return "; ".join(f"{key}[{n!r}] = {saved.get(n)!r}, this run has {now.get(n)!r}" for n in names)
+    return f"{key} = {saved!r}, this run has {now!r}"

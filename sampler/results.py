@@ -79,6 +79,19 @@ class Results:
         """Share of likelihood evaluations that returned NaN (counted as outside every contour)."""
         return self.nnan / max(self.nlike, 1)
 
+    @property
+    def dlogz_left(self) -> float | None:
+        """The remaining-evidence estimate (dlogz) when the run stopped (None when not recorded)."""
+        remain = (self.diagnostics or {}).get("logz_remain")
+        return None if remain is None or len(remain) == 0 else float(remain[-1])
+
+    @property
+    def converged(self) -> bool | None:
+        """Whether the run stopped because dlogz fell below its target, rather than at a limit (max_iter,
+        max_nlike, max_time), a callback or a plateau; None when not recorded."""
+        target, left = (self.settings or {}).get("dlogz"), self.dlogz_left
+        return None if target is None or left is None else left < float(target)
+
     def summary(self) -> str:
         lines = [
             f"{self.name}: logZ = {self.logz:.3f} ± {self.logz_err:.3f}   H = {self.information:.2f} nats",
@@ -89,6 +102,10 @@ class Results:
                          f"{self.logz_err_bootstrap:.3f} from resampling threads (the larger is reported"
                          + (f", combined with {share:.3f} from the estimated share of the prior where logL is "
                             f"finite)" if share > 0 else ")"))
+        if self.converged is False:
+            lines.append(f"  NOT CONVERGED: the run stopped with dlogz = {self.dlogz_left:.3g} left (target "
+                         f"{self.settings['dlogz']:g}): a limit (max_iter, max_nlike, max_time), a callback or a "
+                         f"plateau ended it first, so logZ is short of the rest of the evidence")
         if self.reference_logz is not None:
             dev = (self.logz - self.reference_logz) / self.logz_err if self.logz_err > 0 else float("nan")
             lines.append(f"  reference logZ = {self.reference_logz:.3f}  ({dev:+.2f} sigma)")

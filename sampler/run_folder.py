@@ -133,6 +133,8 @@ def write_results_json(results, path) -> None:
         "name": results.name,
         "logz": float(results.logz),
         "logz_err": float(results.logz_err),
+        "converged": results.converged,  # false: a limit, a callback or a plateau ended it before dlogz
+        "dlogz_left": results.dlogz_left,
         "information": float(results.information),
         "niter": int(results.niter),
         "nlike": int(results.nlike),

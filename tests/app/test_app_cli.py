@@ -209,6 +209,8 @@ def test_run_refuses_a_wrong_gradient(nestgrad_inprocess, tmp_path):
     status, _, err = nestgrad_inprocess("run", tmp_path / "custom.yaml", "--quiet")
     assert status == 3, err
     assert "analytic vs FD" in err and "!" in err and "--no-check" in err
+    # nestgrad's own gradient agrees: the message names the hand-written one, not the kernel
+    assert "the hand-written gradient model.py:line_with_scatter_grad (likelihood.gradient) disagrees" in err, err
     assert "Traceback" not in err
     assert not (tmp_path / "runs" / "line" / "results.json").exists()
 
@@ -245,3 +247,49 @@ def test_sigterm_writes_a_checkpoint_and_exits_143(reference, app_env, tmp_path)
     assert proc.returncode == 143, err
     assert "--resume" in err and "Traceback" not in err, err
     assert checkpoint.is_file() and not (out / "results.json").exists()
+
+
+def _custom_copy(folder):
+    """The custom example copied into ``folder`` (kernel and data files of its own), writing to runs/line."""
+    shutil.copytree(CUSTOM / "kernels", folder / "kernels")
+    shutil.copytree(CUSTOM / "data", folder / "data")
+    text = (CUSTOM / "custom.yaml").read_text().replace("../../runs/line", "runs/line")
+    text = text.replace("nlive: 300", "nlive: 60").replace("[corner, run, trace, hmc, gradient]", "[]")
+    (folder / "custom.yaml").write_text(text)
+    return folder / "custom.yaml"
+
+
+def test_resume_after_the_data_or_kernel_changed_is_refused(nestgrad_inprocess, tmp_path):
+    """An outsider edited a data file (then the kernel) and resumed: the finished run's stored results came back
+    (exit 0, the old posterior), and an unfinished run mixed two likelihoods. The run records a digest of the
+    kernel's source and the data (settings.likelihood) and a resume compares it."""
+    config = _custom_copy(tmp_path)
+    status, _, err = nestgrad_inprocess("run", config, "--quiet", "--no-check")
+    assert status == 0, err
+    status, out, err = nestgrad_inprocess("run", config, "--resume", "--no-check")
+    assert status == 0 and "nothing was recomputed" in out, err  # unchanged: the stored results
+    y = np.load(tmp_path / "data" / "y.npy")
+    np.save(tmp_path / "data" / "y.npy", y + 1.0)
+    status, out, err = nestgrad_inprocess("run", config, "--resume", "--no-check")
+    assert status == 2 and "checkpoint was written with another likelihood" in err, (out, err)
+    assert "settings.likelihood" in err and "Traceback" not in err
+    np.save(tmp_path / "data" / "y.npy", y)
+    kernel = tmp_path / "kernels" / "model.py"
+    kernel.write_text(kernel.read_text().replace("s * s", "1.01 * s * s"))
+    status, _, err = nestgrad_inprocess("run", config, "--resume", "--no-check")
+    assert status == 2 and "another likelihood" in err, err
+
+
+def test_a_fresh_run_does_not_overwrite_an_unfinished_checkpoint(reference, nestgrad_inprocess, tmp_path):
+    """Without --resume, a run into a folder whose checkpoint no results follow (an interrupted run) is refused:
+    starting afresh silently overwrote 169 iterations of an outsider's run."""
+    config, ref_out, _ = reference
+    shutil.copy(ref_out / "checkpoint.npz", tmp_path / "checkpoint.npz")
+    before = (tmp_path / "checkpoint.npz").read_bytes()
+    status, _, err = nestgrad_inprocess("run", config, "--out", tmp_path, "--quiet")
+    assert status == 2 and "holds an unfinished run" in err and "--resume" in err, err
+    assert (tmp_path / "checkpoint.npz").read_bytes() == before and "Traceback" not in err
+    # a finished run's folder (results written after its checkpoint) may be run again from the start
+    shutil.copytree(ref_out, tmp_path / "finished")  # copy2: the files keep their times
+    status, _, err = nestgrad_inprocess("run", config, "--out", tmp_path / "finished", "--quiet", "--no-check")
+    assert status == 0, err

@@ -131,6 +131,11 @@ def test_unsupported_file_types_and_non_numbers_are_named(tmp_path):
     np.save(tmp_path / "words.npy", np.array([["a", "b"], ["c", "d"]]))
     with pytest.raises(DataError, match="'x'.*expected numbers"):
         Likelihood(gaussian4d.kernel, gaussian4d.PARAMS, {"x": "words.npy"}, data_dir=tmp_path)
+    np.save(tmp_path / "renamed.npy", np.ones((2, 3)))
+    (tmp_path / "renamed.npy").rename(tmp_path / "renamed.dat")  # text by its extension, binary inside
+    with pytest.raises(DataError, match=r"'x'.*renamed\.dat' as whitespace-separated text: it is binary; it is a "
+                                        r"numpy array file: name it \.npy"):
+        Likelihood(gaussian4d.kernel, gaussian4d.PARAMS, {"x": "renamed.dat"}, data_dir=tmp_path)
 
 
 def test_kernel_file_that_fails_to_import_names_its_line(tmp_path):

@@ -38,3 +38,15 @@ def test_spec_dicts_keep_labels_and_order():
     prior = ng.Prior.from_spec({"b": {"prior": "normal", "mu": 0, "sigma": 2, "latex": r"\beta"},
                                 "a": ng.priors.Uniform(0, 1)})
     assert prior.names == ["b", "a"] and prior.latex == {"b": r"\beta"}
+
+
+KERNELS = {"narrow": lambda theta: -0.5 * ((theta[0] - 0.5) / 0.1) ** 2}  # a lambda inside an expression
+
+
+def test_a_lambda_kernel_is_refused_with_its_line_wherever_it_is_written():
+    """Its source lines (a dict entry) do not parse on their own: a bare SyntaxError reached the user."""
+    from nestgrad.likelihoods.errors import LikelihoodError
+
+    for kernel in (KERNELS["narrow"], lambda theta: -theta[0] ** 2):
+        with pytest.raises(LikelihoodError, match=r"test_api\.py:\d+:1: kernel must be a plain 'def' function"):
+            ng.run(kernel, {"a": {"prior": "uniform", "low": 0, "high": 1}}, nlive=50, progress=False)

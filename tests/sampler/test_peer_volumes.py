@@ -3,13 +3,12 @@ axis-scaled ``asymgauss`` and tilted ``shell``, dynesty's rotated ``test_highdim
 prior 2000 wide) and PolyChord's 20-D twin Gaussian, against their closed-form or quadrature evidence. Default
 settings; a few seeds with per-seed bounds in the fast suite, the pull distribution over 30 seeds in the slow one."""
 
-import math
-
 import numpy as np
 import pytest
 
 from peer_volumes import asymgauss, highdim, multigauss, shell, twin_gaussian
-from test_mixing import _check_pull_distribution, pulls
+from test_mixing import pulls
+from test_peer_problems import check_over_seeds
 
 
 def _equal_modes_ok(problem, results, tolerance=0.15):
@@ -40,9 +39,5 @@ def test_two_peaks_shell_and_rotated_gaussian_on_a_few_seeds():
     pytest.param(lambda: highdim(8), id="highdim8d"),
     pytest.param(lambda: twin_gaussian(20), id="twin20d")])
 def test_peer_volumes_over_seeds(make):
-    problem = make()
-    results, pull, logz, err = pulls(problem, range(100, 130))
-    _check_pull_distribution(pull, logz, err)
-    assert abs(pull.mean()) < 3.0 / math.sqrt(len(pull)), pull
-    if len(problem.weights) == 2:
-        _equal_modes_ok(problem, results)
+    # two equal modes: each seed's split of the mass scatters by ~0.05 at nlive 500 (3 sigma: 0.15)
+    check_over_seeds(make(), mode_tolerance=0.15)

@@ -17,3 +17,22 @@ def test_ordered_points_are_the_sorted_concatenation(dead_in_order):
     got = run_results._ordered([dead[:20], dead[20:20], dead[20:]], live, order)  # the chunks the points died in
     np.testing.assert_array_equal(got, np.concatenate([dead, live])[order])
     np.testing.assert_array_equal(np.concatenate([dead_logl, live_logl])[order], np.sort(logl))
+
+
+def test_a_run_stopped_by_a_limit_says_it_did_not_converge(tmp_path):
+    """An outsider's max_iter: 10 run exited 0 with an ordinary summary while 24.6 nats of dlogz remained."""
+    import json
+
+    from problems import gaussian
+    from nestgrad.sampler import NestedSampler
+    from nestgrad.sampler.run_folder import write_results_json
+
+    problem = gaussian(2)
+    short = NestedSampler(problem, problem.prior, nlive=50, seed=1).run(progress=False, max_iter=5)
+    assert short.converged is False and short.dlogz_left > 0.1
+    assert "NOT CONVERGED: the run stopped with dlogz = " in short.summary()
+    full = NestedSampler(problem, problem.prior, nlive=50, seed=1).run(progress=False)
+    assert full.converged is True and "NOT CONVERGED" not in full.summary()
+    write_results_json(short, tmp_path / "results.json")
+    stored = json.loads((tmp_path / "results.json").read_text())
+    assert stored["converged"] is False and stored["dlogz_left"] == pytest.approx(short.dlogz_left)
