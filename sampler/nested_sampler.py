@@ -88,6 +88,9 @@ class NestedSampler:
             raise SamplerError(f"nlive must be an integer >= 2, got {nlive!r}")
         if not 0.0 < float(delete_fraction) < 1.0:
             raise SamplerError(f"delete_fraction must be in (0, 1), got {delete_fraction!r}")
+        if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))
+                                 or seed < 0):
+            raise SamplerError(f"seed must be a non-negative integer (or None for a fresh one), got {seed!r}")
         if backend is not None and backend not in backends.NAMES:
             raise SamplerError(f"backend {backend!r}: expected one of {', '.join(backends.NAMES)} or None")
         self.likelihood = likelihood

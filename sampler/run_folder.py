@@ -229,6 +229,10 @@ def read_run_folder(outdir):
 
 def read_results_json(path) -> dict:
     if not Path(path).exists():
+        if (Path(path).parent / "checkpoint.npz").is_file():  # a run interrupted before it wrote its results
+            raise RunFolderError(f"{path}: not found: the run in this folder has not finished (its checkpoint.npz "
+                                 f"is there); finish it with `nestgrad run CONFIG --out {Path(path).parent} "
+                                 f"--resume`")
         raise RunFolderError(f"{path}: not found; is this a nestgrad run folder?")
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)

@@ -64,6 +64,10 @@ def test_plot_command_errors(tmp_path, capsys):
     assert "results.json: not found" in capsys.readouterr().err
     assert main(["plot", str(tmp_path), "--kinds", "cornr"]) == 2
     assert "unknown plot 'cornr'" in capsys.readouterr().err
+    (tmp_path / "checkpoint.npz").write_bytes(b"")  # an interrupted run's folder: say so, and how to finish it
+    assert main(["plot", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "the run in this folder has not finished" in err and "--resume" in err, err
 
 
 def test_corner_smoothing_is_scipys_gaussian_filter():

@@ -50,3 +50,15 @@ def test_a_lambda_kernel_is_refused_with_its_line_wherever_it_is_written():
     for kernel in (KERNELS["narrow"], lambda theta: -theta[0] ** 2):
         with pytest.raises(LikelihoodError, match=r"test_api\.py:\d+:1: kernel must be a plain 'def' function"):
             ng.run(kernel, {"a": {"prior": "uniform", "low": 0, "high": 1}}, nlive=50, progress=False)
+
+
+@pytest.mark.parametrize("seed", ["1", 1.5, -3, True])
+def test_a_seed_that_is_not_a_non_negative_integer_is_refused(seed):
+    """The API took seed="1" while refusing nlive="200"; a seed is an integer like the others."""
+    from problems import gaussian
+    from nestgrad.sampler import NestedSampler
+    from nestgrad.sampler.nested_sampler import SamplerError
+
+    problem = gaussian(2)
+    with pytest.raises(SamplerError, match=rf"seed must be a non-negative integer .*got {seed!r}"):
+        NestedSampler(problem, problem.prior, nlive=50, seed=seed)
