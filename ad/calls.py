@@ -18,8 +18,7 @@ from .restructure import restructure
 RET = "__return__"  # the environment entry holding a function's return value
 _MAX_INLINE_DEPTH = 32
 # numpy functions on numbers that mean a builtin or an ad.special function (np.maximum(a, b) is max(a, b))
-# (np.maximum propagates a NaN from either argument, Python's max only from the first: special.maximum)
-_NUMPY_SCALAR = {np.maximum: special.maximum, np.minimum: special.minimum, np.logaddexp: special.logaddexp}
+_NUMPY_SCALAR = {np.logaddexp: special.logaddexp}
 
 
 class CallsMixin:
@@ -68,10 +67,12 @@ class CallsMixin:
         if fn is np.square:
             self.check_nargs(e, label, args, 1)
             return self.assign(e, "pow", [args[0], Const(2)])
+        if fn in (np.maximum, np.minimum):  # numpy's: a NaN from either argument (Python's max keeps a NaN b out)
+            self.check_nargs(e, label, args, 2)
+            return self.assign(e, "call", args, fn=fn.__name__)
         if fn is np.clip:  # on numbers: minimum(maximum(a, low), high), NaN from any of the three
             self.check_nargs(e, label, args, 3)
-            low = self.rule_call(e, special.maximum, rules.lookup(special.maximum), args[:2])
-            return self.rule_call(e, special.minimum, rules.lookup(special.minimum), [low, args[2]])
+            return self.assign(e, "call", [self.assign(e, "call", args[:2], fn="maximum"), args[2]], fn="minimum")
         math_name = resolve.math_name(fn)
         if math_name == "log" and len(args) == 2:  # math.log(x, base)
             return self.assign(e, "div", [self.assign(e, "call", [args[0]], fn="log"),

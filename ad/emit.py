@@ -311,6 +311,11 @@ class Emitter:
         if op == "call":
             if s.fn in ("abs", "min", "max"):
                 return f"{s.fn}({', '.join(self.opnd(x, want) for x in a)})"
+            if s.fn in ("maximum", "minimum"):  # numpy's: on numbers, Python's max/min; on floats NaN from b too
+                x, y = (self.opnd(v, want) for v in a)
+                if not dst_float:
+                    return f"{'max' if s.fn == 'maximum' else 'min'}({x}, {y})"
+                return f"({y} if ({y} {'>' if s.fn == 'maximum' else '<'} {x} or {y} != {y}) else {x})"
             w = "float" if s.fn not in ("floor", "ceil", "trunc") or True else None
             return f"math.{s.fn}({', '.join(self.opnd(x, w) for x in a)})"
         if op == "tofloat":

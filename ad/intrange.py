@@ -156,11 +156,11 @@ class _Ranges:
             return (0, SHAPE_BOUND)
         if op == "toint" and r[0] is not None:
             return r[0]  # of an int or a bool (0 or 1: a negative local-array index's wrap, local_arrays.py)
-        if op == "call" and s.fn in ("abs", "min", "max") and all(x is not None for x in r):
+        if op == "call" and s.fn in ("abs", "min", "max", "minimum", "maximum") and all(x is not None for x in r):
             if s.fn == "abs":
                 m = max(abs(r[0][0]), abs(r[0][1]))
                 return (0 if r[0][0] <= 0 <= r[0][1] else min(abs(r[0][0]), abs(r[0][1])), m)
-            f = min if s.fn == "min" else max
+            f = min if s.fn in ("min", "minimum") else max
             return (f(r[0][0], r[1][0]), f(r[0][1], r[1][1]))
         return _UNKNOWN  # int array elements, int(), floor(): data (DATA_BOUND)
 

@@ -92,6 +92,9 @@ ADJOINTS = {
     # Python's min and max: b only when it is strictly smaller (larger), so a NaN b is never taken
     "min": ("g * float(not (b < a))", "g * float(b < a)"),
     "max": ("g * float(not (b > a))", "g * float(b > a)"),
+    # numpy's maximum and minimum (np.maximum, np.minimum, np.clip): b also when it is NaN
+    "maximum": ("g * float(not (b > a or b != b))", "g * float(b > a or b != b)"),
+    "minimum": ("g * float(not (b < a or b != b))", "g * float(b < a or b != b)"),
     # ad.special functions (the others there are differentiated through their source)
     "digamma": ("g * special.trigamma(a)",),
     "trigamma": ("g * special.tetragamma(a)",),
@@ -100,8 +103,7 @@ ADJOINTS = {
     "expit": ("g * (r * special.expit(-a))",),  # r (1 - r) loses all digits of 1 - r from a ~ 37 on
     # 0 log 0 = 0 and 0 log y = 0 for every y: no y-derivative at x = 0, and log y at x = 0 unless y is 0 too
     "xlogy": ("g * (math.log(b) if (a != 0.0 or b != 0.0) else 0.0)", "g * (a / b if a != 0.0 else 0.0)"),
-    "maximum": ("g * float(not (b > a or b != b))", "g * float(b > a or b != b)"),
-    "minimum": ("g * float(not (b < a or b != b))", "g * float(b < a or b != b)"),
+
     "lbeta": ("g * (special.digamma(a) - special.digamma(a + b))",
               "g * (special.digamma(b) - special.digamma(a + b))"),
 }

@@ -22,8 +22,6 @@ log1pexp(x)    log(1 + exp(x)) (softplus) for any x without overflow or loss of 
 expit(x)       1 / (1 + exp(-x)), the logistic sigmoid and derivative of log1pexp.
 xlogy(x, y)    x * log(y), defined as 0 when x == 0 (unless y is NaN), as scipy.special.xlogy.
 lbeta(a, b)    log B(a, b) = lgamma(a) + lgamma(b) - lgamma(a + b), with a Stirling form for large arguments.
-maximum(a, b), minimum(a, b)  numpy's: NaN when either is NaN (Python's max and min keep a when b is NaN);
-               what ``np.maximum``, ``np.minimum`` and ``np.clip`` on numbers mean in a kernel.
 
 Method for the polygamma family: for x < 0 the reflection formulas move the argument to 1 - x > 1 (the
 trigonometric term uses the argument reduced to [-1/2, 1/2), which keeps it exact for large |x|); the
@@ -215,16 +213,3 @@ def lbeta(a, b):
         result = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
     return result
 
-
-def maximum(a, b):
-    result = a
-    if b > a or b != b:
-        result = b
-    return result
-
-
-def minimum(a, b):
-    result = a
-    if b < a or b != b:
-        result = b
-    return result

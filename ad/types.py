@@ -118,7 +118,7 @@ def _result_type(s, info, filename):
             return "int"
         if s.fn == "abs":
             return "int" if t[0] == "bool" else t[0]
-        if s.fn in ("min", "max"):
+        if s.fn in ("min", "max", "minimum", "maximum"):
             return "float" if "float" in t else "int"
         return "float"
     raise AssertionError(op)

@@ -139,10 +139,12 @@ class Likelihood:
     @functools.cached_property
     def fingerprint(self) -> str:
         """A digest of what the log-likelihood's values depend on: the kernel's source with the helpers the
-        differentiator read, the data, the parameter names and the precision. A run records it, so that a
-        resumed run cannot continue with another likelihood (an edited kernel, changed data) than it began with."""
+        differentiator read (nestgrad's own special functions among them), the data (as float64) and the parameter
+        names; not the backend or the precision, which a run's settings record on their own. A run records it, so
+        that a resumed run cannot continue with another likelihood (an edited kernel, changed data) than it began
+        with."""
         digest = hashlib.sha256()
-        for part in (self._source_key, self.params, str(self.dtype), str(self.sum_dtype)):
+        for part in (self._source_key, self.params):
             digest.update(repr(part).encode() + b"\0")
         for name, value in zip(self.use.args[1:], self._data64):
             array = np.ascontiguousarray(value)

@@ -161,9 +161,8 @@ def cmd_run(args) -> int:
     checkpoint = outdir / "checkpoint.npz"
     if args.resume and not checkpoint.is_file():
         raise cfg.ConfigError(f"--resume: no checkpoint at {checkpoint}; run without --resume to start")
-    problem = cfg.build(config)
     if args.resume:
-        stored = finished_run(outdir, config, getattr(problem.likelihood, "fingerprint", None))
+        stored = finished_run(outdir, config, _fingerprint(config))
         if stored is not None:  # nothing left to sample: its stored results, without compiling anything
             if not args.quiet:
                 print(stored.summary())
@@ -173,6 +172,7 @@ def cmd_run(args) -> int:
         raise cfg.ConfigError(f"{checkpoint} holds an unfinished run (interrupted, or stopped before writing its "
                               f"outputs): continue it with --resume, or remove the file (or choose another --out) "
                               f"to start again; starting afresh here would overwrite it")
+    problem = cfg.build(config)
     sampler = cfg.make_sampler(config, problem)
     _freeze(args)  # the modules imported so far, the likelihood and its compiled functions
     clock.lap("setup")
@@ -189,8 +189,9 @@ def cmd_run(args) -> int:
             print(str(report), file=sys.stderr)
             if report.ad_ok:  # only the cross-check function is off: say so, not that the kernel is
                 print(f"nestgrad: error: the hand-written gradient {_kernel_name(config, 'gradient')} (likelihood."
-                      f"gradient) disagrees with finite differences, while nestgrad's gradient of "
-                      f"{_kernel_name(config)}, which the sampler uses, agrees (table above); fix or remove "
+                      f"gradient) disagrees with finite differences or with nestgrad's gradient of "
+                      f"{_kernel_name(config)}, which the sampler uses and which agrees with finite differences "
+                      f"(table above); fix or remove "
                       f"likelihood.gradient, or pass --no-check to sample anyway", file=sys.stderr)
             else:
                 print(f"nestgrad: error: the gradient of {_kernel_name(config)} disagrees with finite differences "
@@ -284,6 +285,14 @@ def config_digest(config) -> str:
     import hashlib
 
     return hashlib.sha256(repr(dataclasses.replace(config, output=None)).encode()).hexdigest()[:20]
+
+
+def _fingerprint(config):
+    """The likelihood's fingerprint (kernel sources and data), built on the plain-Python backend: no device is
+    chosen and nothing compiles, so a finished GPU run's results can be shown where no GPU is."""
+    from nestgrad.sampler import config as cfg
+
+    return getattr(cfg.build(dataclasses.replace(config, backend="python")).likelihood, "fingerprint", None)
 
 
 def unfinished_checkpoint(outdir) -> bool:

@@ -394,6 +394,7 @@ class NestedSampler:
             bar.stage(f"computing the evidence, its errors and the effective sample size of {points} points")
         results = self._results(state, record, settings)
         if tied is not None:
+            results.settings["ended_on_plateau"] = True  # the rest of the evidence is the plateau's: not cut short
             warnings.warn(f"the run ended on a plateau: all {tied[1]} live points (the live set widened to find a "
                           f"higher one) have logL = {tied[0]!r}; a region above it holding less than about 1/{tied[1]} "
                           f"of the plateau's prior volume would be missed", stacklevel=4)
@@ -429,7 +430,8 @@ class NestedSampler:
                                       f"remove the file or use the same settings")
         if saved.get("likelihood") not in (None, settings.get("likelihood")):  # None: not recorded (older runs)
             raise CheckpointError(f"{path}: checkpoint was written with another likelihood (field settings."
-                                  f"likelihood: the kernel's source, its helpers or the data differ from this run's); "
+                                  f"likelihood: the kernel's source, its helpers -- nestgrad's own among them, after an upgrade -- or the "
+                                  f"data differ from this run's); "
                                   f"resuming would mix the two: remove the file, or use the kernel and data it was "
                                   f"written with")
         state = NSState(*(arrays[f"state_{f}"] for f in NSState._fields))

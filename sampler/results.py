@@ -87,9 +87,12 @@ class Results:
 
     @property
     def converged(self) -> bool | None:
-        """Whether the run stopped because dlogz fell below its target, rather than at a limit (max_iter,
-        max_nlike, max_time), a callback or a plateau; None when not recorded."""
+        """Whether the run stopped because dlogz fell below its target (or every live point tied on a plateau,
+        which then holds the rest), rather than at a limit (max_iter, max_nlike, max_time) or a callback; None
+        when not recorded."""
         target, left = (self.settings or {}).get("dlogz"), self.dlogz_left
+        if (self.settings or {}).get("ended_on_plateau"):
+            return True
         return None if target is None or left is None else left < float(target)
 
     def summary(self) -> str:
@@ -104,8 +107,8 @@ class Results:
                             f"finite)" if share > 0 else ")"))
         if self.converged is False:
             lines.append(f"  NOT CONVERGED: the run stopped with dlogz = {self.dlogz_left:.3g} left (target "
-                         f"{self.settings['dlogz']:g}): a limit (max_iter, max_nlike, max_time), a callback or a "
-                         f"plateau ended it first, so logZ is short of the rest of the evidence")
+                         f"{self.settings['dlogz']:g}): a limit (max_iter, max_nlike, max_time) or a callback ended "
+                         f"it first; logZ counts the unexplored rest at the final live points' likelihoods")
         if self.reference_logz is not None:
             dev = (self.logz - self.reference_logz) / self.logz_err if self.logz_err > 0 else float("nan")
             lines.append(f"  reference logZ = {self.reference_logz:.3f}  ({dev:+.2f} sigma)")

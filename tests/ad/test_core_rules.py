@@ -9,12 +9,11 @@ from nestgrad.ad import rules
 from test_core_helpers import assert_gradient_ok, from_text
 
 ARITHMETIC = {"copy": 1, "tofloat": 1, "add": 2, "sub": 2, "neg": 1, "mul": 2, "div": 2, "mod": 2}
-SPECIAL = {"digamma": 1, "trigamma": 1, "logaddexp": 2, "log1pexp": 1, "expit": 1, "xlogy": 2, "lbeta": 2,
-           "maximum": 2, "minimum": 2}
+SPECIAL = {"digamma": 1, "trigamma": 1, "logaddexp": 2, "log1pexp": 1, "expit": 1, "xlogy": 2, "lbeta": 2}
 
 
 def test_every_differentiable_operation_has_one_adjoint_per_argument():
-    arity = dict(ARITHMETIC, **SPECIAL, abs=1, min=2, max=2)
+    arity = dict(ARITHMETIC, **SPECIAL, abs=1, min=2, max=2, minimum=2, maximum=2)
     arity.update((name, n) for name, n in rules.MATH_FUNCS.items() if name not in rules.ZERO_DERIVATIVE)
     for name, n in arity.items():
         templates = rules.adjoints(name, exponent=2 if name == "pow" else None)

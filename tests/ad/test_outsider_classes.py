@@ -284,6 +284,25 @@ def nan_aware(theta, x):
     return total
 
 
+def clipped_index(theta, x):
+    """np.clip and np.maximum of integers stay integers (indices)."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        j = np.clip(i - 1, 0, x.shape[0] - 1)
+        k = np.maximum(i - 2, 0)
+        s += x[j] * theta[0] + x[k] * theta[1]
+    return s
+
+
+def test_numpy_extrema_of_integers_are_integers():
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    theta = np.array([0.5, 1.5])
+    d, v, g = _derivatives(clipped_index, theta, (x,))
+    assert v == pytest.approx(clipped_index(theta, x)) and g.tolist() == pytest.approx([8.0, 5.0])
+    for dtype in ("float64", "float32"):
+        assert_jit_agrees(d.jit(dtype=dtype), dtype, theta, (x,), v, g, "clipped_index")
+
+
 def python_max(theta, x):
     return max(theta[0], x[0]) + min(theta[1], x[0])
 
