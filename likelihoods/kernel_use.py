@@ -191,7 +191,10 @@ class _Walker:
             elif isinstance(target, ast.Name) and self.arg_of(value, env):
                 self.bind(target, ("arg", self.arg_of(value, env)), env)  # an alias, not a use
             else:
-                self.bind(target, self.expr(value, ctx), env)
+                bound = self.expr(value, ctx)
+                element = self.element_of(value, env)
+                # ``j = int(idx[i])``: j carries an element of idx; an index made of j keeps idx integer
+                self.bind(target, ("elem", element) if bound is None and element else bound, env)
 
     def bind(self, target, value, env):
         if isinstance(target, ast.Name):
@@ -386,6 +389,12 @@ class _Walker:
             return None
         return source.node, source.filename, ({}, source.namespace)
 
+    def element_of(self, e, env):
+        """The kernel argument ``e`` reads one element of, as ``a[i]`` or ``int(a[i])``, or None."""
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "int" and len(e.args) == 1:
+            e = e.args[0]
+        return self.arg_of(e.value, env) if isinstance(e, ast.Subscript) else None
+
     def arg_of(self, e, env):
         """The kernel argument a Name stands for (an argument, or a helper parameter bound to one)."""
         if isinstance(e, ast.Name):
@@ -414,6 +423,8 @@ class _Walker:
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len":
             return
         name = self.arg_of(e, env)
+        if name is None and isinstance(e, ast.Name) and isinstance(env.get(e.id), tuple) and env[e.id][0] == "elem":
+            name = env[e.id][1]  # a variable holding an element of an argument (``j = int(idx[i])``)
         if name is not None:
             use = self.result.uses[name]
             use.as_integer = True

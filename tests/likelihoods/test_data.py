@@ -78,6 +78,27 @@ def test_index_data_stays_integer_and_float_data_is_cast(kernel_file):
     assert np.allclose(compiled.logl(theta), L.logl(theta), rtol=1e-5)
 
 
+INDEX_VIA_VARIABLE = """
+def gather(theta, x, idx):
+    s = 0.0
+    for i in range(idx.shape[0]):
+        j = int(idx[i])
+        s += theta[0] * x[j]
+    return s
+"""
+
+
+def test_index_data_read_into_a_variable_stays_integer(tmp_path):
+    """``j = int(idx[i]); x[j]``: cast to float32 with the other data, idx = 16777217 read x[16777216]."""
+    (tmp_path / "gather.py").write_text(INDEX_VIA_VARIABLE)
+    x = np.zeros(2 ** 24 + 2)
+    x[2 ** 24 + 1] = 1.0
+    L = Likelihood(f"{tmp_path / 'gather.py'}:gather", ["a"], {"x": x, "idx": np.array([2 ** 24 + 1])},
+                   backend="cpu", dtype="float32")
+    assert L.data[1].dtype.kind == "i"
+    assert L.logl(np.array([[2.0]], np.float32))[0] == 2.0
+
+
 def test_nan_in_data_is_named_with_its_count_and_first_index(kernel_file):
     """NaN data make the likelihood NaN wherever the kernel reads them; before this warning a run only said that
     too few prior draws had a finite likelihood, and blamed the prior ranges."""
