@@ -130,7 +130,10 @@ def with_twin(fn, twin):
     def call(*args):
         try:
             return fn(*args)
-        except _ERRORS:
-            with np.errstate(all="ignore"):  # inf and NaN are the answers here, not accidents to warn of
-                return getattr(twin(), fn.__name__)(*args)
+        except _ERRORS as plain:
+            try:
+                with np.errstate(all="ignore"):  # inf and NaN are the answers here, not accidents to warn of
+                    return getattr(twin(), fn.__name__)(*args)
+            except _ERRORS:
+                raise plain from None  # not arithmetic (a bad argument): the plain call's own error
     return call
