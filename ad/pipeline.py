@@ -90,7 +90,7 @@ def compile_kernel(src, wrt="theta", store_budget=DEFAULT_BUDGET):
     if is_var(ret):
         ret = mapping.get(ret, ret)
     body = dce.eliminate(body, {ret} if is_var(ret) else set())
-    body = hoist(body)
+    body = hoist(body, wrt)
     tinfo = types.infer(layout + body, src.arg_names, tinfo.arrays, src.filename)
     act = activity_pass.analyse(body, ret, wrt, tinfo)
 

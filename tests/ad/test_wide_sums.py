@@ -119,5 +119,8 @@ def test_sums_accumulated_in_branches_are_widened(fn):
     x = rng.normal(0.4, 0.3, 100_000).astype(np.float32).astype(np.float64)
     theta = np.array([0.45, 0.2], np.float32).astype(np.float64)
     err = _errors(fn, [theta, x], False)
-    assert err["float64"][0] < 2e-6 and err["float64"][1] < 2e-5, err
+    assert err["float64"][0] < 2e-6 and err["float64"][1] < 2e-7, err
     assert err[None][0] > 10 * err["float64"][0], err
+    # the gradient's sums too: a parameter read inside a branch once added into the float32 gradient array
+    # every iteration (5e-6 to 8e-6 relative), now into a float64 adjoint added to it once after the loop
+    assert err[None][1] > 10 * err["float64"][1], err
