@@ -4,6 +4,7 @@ from pathlib import Path
 from nestgrad.likelihoods import Likelihood
 from nestgrad.sampler.nested_sampler import NestedSampler
 from nestgrad.sampler.priors import Distribution, Prior, PriorError
+from nestgrad.sampler.run_folder import refuse_unfinished
 
 __all__ = ["run", "run_config"]
 
@@ -36,6 +37,8 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
         known = ", ".join(_SAMPLER_KEYS + _RUN_KEYS)
         raise TypeError(f"nestgrad.run: unknown setting(s) {', '.join(unknown)}; known: {known}")
     prior = _prior(params)
+    if out is not None and not sampler.get("resume"):
+        refuse_unfinished(out, resume="resume=True", out="out")
     if isinstance(kernel, Likelihood):
         likelihood = kernel
         if data is not None:

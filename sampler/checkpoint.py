@@ -150,7 +150,21 @@ def read_checkpoint(path) -> tuple[dict, dict]:
                                       f"checkpoint never contains; the file is not one nestgrad wrote") from None
             except Exception as exc:  # truncated or corrupted member: CRC, zlib, short read, ...
                 raise CheckpointError(f"{path}: {name}: cannot be read ({type(exc).__name__}: {exc})") from None
-    raw = arrays.pop(_META_KEY, None)
+    return arrays, _decoded_meta(path, arrays.pop(_META_KEY, None))
+
+
+def read_meta(path) -> dict:
+    """The metadata of the checkpoint ``path`` without reading its arrays; damage is a :class:`CheckpointError`."""
+    path = os.fspath(path)
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            raw = archive[_META_KEY] if _META_KEY in archive.files else None
+    except Exception as exc:  # unreadable, not an archive, a damaged member: the full read says which
+        raise CheckpointError(f"{path}: cannot read the checkpoint's metadata ({type(exc).__name__}: {exc})") from None
+    return _decoded_meta(path, raw)
+
+
+def _decoded_meta(path, raw) -> dict:
     if raw is None:
         raise CheckpointError(f"{path}: metadata: missing (not a nestgrad checkpoint)")
     if raw.dtype != np.uint8 or raw.ndim != 1:
@@ -163,7 +177,7 @@ def read_checkpoint(path) -> tuple[dict, dict]:
         raise CheckpointError(f"{path}: metadata: expected a JSON object, got {type(meta).__name__}")
     if meta.get("format") != FORMAT:
         raise CheckpointError(f"{path}: format: unknown checkpoint format {meta.get('format')!r}, expected {FORMAT}")
-    return arrays, meta
+    return meta
 
 
 # ---------------------------------------------------------------------------------------------- validation

@@ -149,7 +149,8 @@ def cmd_run(args) -> int:
     from nestgrad.sampler import config as cfg
     from nestgrad.sampler.checkpoint import CheckpointWriteError
     from nestgrad.sampler.progress import LARGE_RUN
-    from nestgrad.sampler.run_folder import RESULTS_JSON, RunFolderError, write_results_json, write_run_folder
+    from nestgrad.sampler.run_folder import (RESULTS_JSON, RunFolderError, refuse_unfinished, write_results_json,
+                                             write_run_folder)
 
     config = _with_overrides(cfg.load(args.config), args)
     from nestgrad.sampler import mpi_pool
@@ -168,10 +169,8 @@ def cmd_run(args) -> int:
                 print(stored.summary())
                 print(f"  output: {outdir} (stored results of this finished run; nothing was recomputed)")
             return 0
-    elif unfinished_checkpoint(outdir):
-        raise cfg.ConfigError(f"{checkpoint} holds an unfinished run (interrupted, or stopped before writing its "
-                              f"outputs): continue it with --resume, or remove the file (or choose another --out) "
-                              f"to start again; starting afresh here would overwrite it")
+    else:
+        refuse_unfinished(outdir)
     problem = cfg.build(config)
     sampler = cfg.make_sampler(config, problem)
     _freeze(args)  # the modules imported so far, the likelihood and its compiled functions
@@ -293,19 +292,6 @@ def _fingerprint(config):
     from nestgrad.sampler import config as cfg
 
     return getattr(cfg.build(dataclasses.replace(config, backend="python")).likelihood, "fingerprint", None)
-
-
-def unfinished_checkpoint(outdir) -> bool:
-    """Whether ``outdir`` holds a checkpoint that no written results follow (a run interrupted or stopped before
-    its outputs): what a fresh run into the same folder would overwrite."""
-    from nestgrad.sampler.run_folder import RESULTS_JSON
-
-    checkpoint, results_json = Path(outdir) / "checkpoint.npz", Path(outdir) / RESULTS_JSON
-    try:
-        return checkpoint.is_file() and not (results_json.is_file()
-                                             and results_json.stat().st_mtime >= checkpoint.stat().st_mtime)
-    except OSError:
-        return False
 
 
 def finished_run(outdir, config, fingerprint=None):

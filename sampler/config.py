@@ -251,10 +251,12 @@ def sampler_arguments(config: Config) -> tuple[dict, dict]:
 
 def run_config(path_or_config=None, *, outdir=None, resume=False, progress=False, plots=True):
     """Run a config end to end: sample (checkpointing into the output folder), write the run folder and plots."""
-    from nestgrad.sampler.run_folder import write_run_folder
+    from nestgrad.sampler.run_folder import refuse_unfinished, write_run_folder
 
     config = path_or_config if isinstance(path_or_config, Config) else load(path_or_config)
     outdir = Path(outdir) if outdir is not None else config.output.dir
+    if not resume:
+        refuse_unfinished(outdir, resume="resume=True", out="out")
     problem = build(config)
     sampler = make_sampler(config, problem)
     _, run = sampler_arguments(config)

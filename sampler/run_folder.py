@@ -238,6 +238,38 @@ def read_results_json(path) -> dict:
         return json.load(handle)
 
 
+def unfinished_checkpoint(outdir) -> bool:
+    """Whether ``outdir`` holds a checkpoint that its written results do not finish (a run interrupted, or stopped
+    before writing its outputs): what a fresh run into the same folder would overwrite. Judged by the iterations
+    the two record (a folder copied without its files' times reads the same), and by the files' times when
+    either cannot be read."""
+    from nestgrad.sampler.checkpoint import CheckpointError, read_meta
+
+    checkpoint, results_json = Path(outdir) / "checkpoint.npz", Path(outdir) / RESULTS_JSON
+    if not checkpoint.is_file():
+        return False
+    if not results_json.is_file():
+        return True
+    try:
+        with open(results_json, encoding="utf-8") as handle:
+            written = json.load(handle)["niter"]
+        return int(read_meta(checkpoint)["record"]["niter"]) != int(written)
+    except (OSError, ValueError, KeyError, TypeError, CheckpointError):
+        try:
+            return results_json.stat().st_mtime < checkpoint.stat().st_mtime
+        except OSError:
+            return False
+
+
+def refuse_unfinished(outdir, resume="--resume", out="--out") -> None:
+    """Raise :class:`RunFolderError` when a fresh run into ``outdir`` would overwrite an unfinished run's
+    checkpoint; ``resume``, ``out``: how the caller's user resumes or picks another folder."""
+    if unfinished_checkpoint(outdir):
+        raise RunFolderError(f"{Path(outdir) / 'checkpoint.npz'} holds an unfinished run (interrupted, or stopped "
+                             f"before writing its outputs): continue it with {resume}, or remove the file (or choose "
+                             f"another {out}) to start again; starting afresh here would overwrite it")
+
+
 def read_dead_birth(path, ndim: int):
     table = _loadtxt(path, ndim + 2)
     return table[:, :ndim], table[:, ndim], table[:, ndim + 1]

@@ -1,5 +1,6 @@
 """`nestgrad` end to end: run, check, list; SIGKILL mid-run then --resume equals the uninterrupted run."""
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 from nestgrad.sampler.cli import main
-from nestgrad.sampler.run_folder import read_run_folder
+import nestgrad as ng
+from nestgrad.sampler.run_folder import RunFolderError, read_run_folder, unfinished_checkpoint
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -293,3 +295,18 @@ def test_a_fresh_run_does_not_overwrite_an_unfinished_checkpoint(reference, nest
     shutil.copytree(ref_out, tmp_path / "finished")  # copy2: the files keep their times
     status, _, err = nestgrad_inprocess("run", config, "--out", tmp_path / "finished", "--quiet", "--no-check")
     assert status == 0, err
+    # ... also when copied without the files' times (the iterations recorded in both tell a finished run)
+    shutil.copytree(ref_out, tmp_path / "copied", copy_function=shutil.copyfile)
+    results_time = (tmp_path / "copied" / "results.json").stat().st_mtime
+    os.utime(tmp_path / "copied" / "checkpoint.npz", (results_time + 60, results_time + 60))
+    assert not unfinished_checkpoint(tmp_path / "copied")
+    # the Python API refuses too, before compiling anything, and says how to continue
+    with pytest.raises(RunFolderError, match="unfinished run.*resume=True"):
+        ng.run_config(config, out=tmp_path)
+    with pytest.raises(RunFolderError, match="unfinished run.*resume=True"):
+        ng.run(offset_kernel, {"a": {"prior": "uniform", "low": 0, "high": 1}}, {"x": 0.5}, out=tmp_path)
+    assert (tmp_path / "checkpoint.npz").read_bytes() == before
+
+
+def offset_kernel(theta, x):
+    return -0.5 * (theta[0] - x) ** 2
