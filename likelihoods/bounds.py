@@ -117,16 +117,22 @@ def _params_message(text, index, params):
             f"{', '.join(params)}")
 
 
-def check(kernel, use, data, params, points):
-    """Raise for reads proven out of bounds; run :func:`checked_evaluation` at ``points()`` (a callable giving
-    parameter vectors, only called when needed) when the static pass cannot decide every read."""
+def data_sizes(use, data, nparams):
+    """``(shapes, values)``: {argument: shape} (theta as ``(nparams,)``) and {argument: int} of the integer
+    scalar data, what sizes in the kernel's loops and indices evaluate with."""
     names = use.args
-    shapes = {names[0]: (len(params),)}
-    values = {}
+    shapes, values = {names[0]: (nparams,)}, {}
     for name, value in zip(names[1:], data):
         shapes[name] = np.shape(value)
         if np.ndim(value) == 0 and np.isfinite(value) and float(value) == int(value):
             values[name] = int(value)
+    return shapes, values
+
+
+def check(kernel, use, data, params, points):
+    """Raise for reads proven out of bounds; run :func:`checked_evaluation` at ``points()`` (a callable giving
+    parameter vectors, only called when needed) when the static pass cannot decide every read."""
+    shapes, values = data_sizes(use, data, len(params))
     problems, proven = static_problems(use, shapes, values)
     if problems:
         raise to_error(problems[0], use, params) from None
@@ -196,4 +202,4 @@ def _index_in(message):
     return words[1] if len(words) > 1 and words[0] == "index" else "?"
 
 
-__all__ = ["Problem", "check", "checked_evaluation", "static_problems", "to_error"]
+__all__ = ["Problem", "check", "checked_evaluation", "data_sizes", "static_problems", "to_error"]

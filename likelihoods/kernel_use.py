@@ -37,6 +37,7 @@ class ArgumentUse:
     as_integer    its value feeds an index or ``range``: keep integer data integer
     const_reads   {constant index: (file, line, col)} of ``arg[k]`` reads (for theta: the parameters read)
     dynamic       read with an index that is not a constant (a loop variable, data), or unpacked whole
+    reduced       read whole by a reduction (``np.sum(arg)``, ``np.dot(arg, x)``)
     unpack        ``a, b, c = arg`` -> 3
     """
     index_counts: dict = field(default_factory=dict)
@@ -48,6 +49,7 @@ class ArgumentUse:
     integer_at: tuple = None
     const_reads: dict = field(default_factory=dict)
     dynamic: bool = False
+    reduced: bool = False
     unpack: int = None
     unpack_at: tuple = None
 
@@ -355,6 +357,7 @@ class _Walker:
                 if name is not None and node.id not in scalars and not _is_base(node, operand):
                     self.result.uses[name].index_counts.setdefault(1, self.at(node))  # read as x[k]
                     self.result.uses[name].dynamic = True
+                    self.result.uses[name].reduced = True
         for operand in operands:
             self.expr_skipping_arrays(operand, ctx, scalars)
         return None
@@ -439,19 +442,10 @@ def _root(e):
     return e.id if isinstance(e, ast.Name) else None
 
 
-def unused_parameters(use, params):
-    """Names in ``params`` the kernel never reads, or [] when that cannot be told (theta indexed by a
-    variable, unpacked, or passed to a function that could not be followed)."""
-    theta = use.theta
-    if theta.dynamic or theta.opaque or theta.unpack is not None or theta.scalar_at is not None:
-        return []
-    return [p for k, p in enumerate(params) if k not in theta.const_reads]
-
-
 def theta_problem(use, params):
     """``(at, message)`` when ``params`` is too short for the way the kernel reads theta (it unpacks theta into
     another number of values, or reads ``theta[k]`` with ``k >= len(params)``), else None. Too long is not a
-    problem here: :func:`unused_parameters` names what the kernel never reads."""
+    problem here: ``parameters_read.unused_parameters`` names what the kernel never reads."""
     theta, n, name, listed = use.theta, len(params), use.args[0], ", ".join(params)
     if theta.unpack is not None and theta.unpack != n:
         return theta.unpack_at, f"the kernel unpacks {name} into {theta.unpack} values but params names {n}: {listed}"
@@ -467,7 +461,7 @@ def describe(at):
     return f"{at[0]}:{at[1]}:{at[2]}"
 
 
-__all__ = ["ArgumentUse", "KernelUse", "analyse", "describe", "of_kernel", "theta_problem", "unused_parameters"]
+__all__ = ["ArgumentUse", "KernelUse", "analyse", "describe", "of_kernel", "theta_problem"]
 
 
 def _is_base(name, tree):

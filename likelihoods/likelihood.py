@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from . import backends, bounds, derivatives, gradcheck, kernel_source, kernel_use
+from . import backends, bounds, derivatives, gradcheck, kernel_source, kernel_use, parameters_read
 from .data import load_all, nonfinite_messages, prepare
 from .errors import LikelihoodError, ParamsError
 
@@ -130,6 +130,7 @@ class Likelihood:
             self.warnings.append(message)
             warnings.warn(message, NonFiniteDataWarning, stacklevel=4)
         bounds.check(kernel, self.use, self._data64, self.params, self._probe_points)
+        self._warn_unused_parameters()
         probe = np.zeros(self.ndim, dtype=self.dtype)
         self.scratch_size = int(derivative.scratch_size(probe, *self.data)) if derivative.needs_scratch else 0
         self._impl = backends.backend_class(self.backend)(self.derivative, self.data, self.dtype, self.ndim,
@@ -153,13 +154,18 @@ class Likelihood:
         return digest.hexdigest()[:20]
 
     def _check_theta_use(self):
-        """Too few params: an error at the read; too many: a warning naming the unused ones."""
+        """Too few params: an error at the read (too many: :meth:`_warn_unused_parameters`, once the data are in)."""
         problem = kernel_use.theta_problem(self.use, self.params)
         if problem:
             at, message = problem
             raise ParamsError(*at, message, array=self.use.args[0])
         self.warnings = []
-        unused = kernel_use.unused_parameters(self.use, self.params)
+
+    def _warn_unused_parameters(self):
+        """A warning naming the parameters the kernel never reads (with the data's shapes, for reads through a
+        loop over the data: ``theta[j]`` for ``j`` in ``range(x.shape[1])``)."""
+        unused = parameters_read.unused_parameters(self.use, self.params,
+                                                   *bounds.data_sizes(self.use, self._data64, self.ndim))
         if unused:
             self.warnings.append(
                 f"{self.kernel.filename}:{self.kernel.node.lineno}:{self.kernel.node.col_offset + 1}: params: the "

@@ -13,7 +13,7 @@ from nestgrad.likelihoods.likelihood import UnusedParameterWarning
 
 KERNELS = textwrap.dedent('''
     import math
-
+    import numpy as np
 
     def row_sum(x, i):
         return x[i, 0] + x[i, 1]
@@ -40,6 +40,29 @@ KERNELS = textwrap.dedent('''
         for k in range(x.shape[0]):
             total += theta[k] * x[k]
         return total
+
+
+    def regression(theta, X, y):
+        total = 0.0
+        for i in range(X.shape[0]):
+            mu = 0.0
+            for j in range(X.shape[1]):
+                mu += theta[1 + j] * X[i, j]
+            r = (y[i] - mu - theta[0]) / theta[-1]
+            total += -0.5 * r * r - math.log(theta[-1])
+        return total
+
+
+    def grouped(theta, g, y):
+        total = 0.0
+        for i in range(y.shape[0]):
+            d = y[i] - theta[int(g[i])]
+            total += -0.5 * d * d
+        return total
+
+
+    def dotted(theta, x):
+        return -0.5 * np.dot(theta, x) ** 2
 ''')
 
 
@@ -77,8 +100,25 @@ def test_unused_parameters_warn_and_name_the_parameter(kernels):
         L = Likelihood(f"{kernels}:through_helper", ["a", "b", "x", "c", "d"], {"y": 1.0}, backend="python")
     assert len(L.warnings) == 1 and L.warnings[0].startswith(f"{kernels}:") and "c, d" in L.warnings[0]
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a loop-indexed theta: which parameters are read is not known statically
+        warnings.simplefilter("error")  # a loop-indexed theta reading every parameter: nothing to say
         Likelihood(f"{kernels}:loop_index", ["a", "b", "c"], {"x": np.ones(3)}, backend="python")
+
+
+def test_parameters_read_through_a_loop_over_the_data_are_known_from_its_shape(kernels):
+    """A parameter that only a loop over the data could read, and the data too short to reach it: an outsider's
+    regression with one coefficient more than the design matrix's columns sampled it as its prior, silently."""
+    with pytest.warns(UnusedParameterWarning, match=r"never reads d \(theta indices 3\)"):
+        Likelihood(f"{kernels}:loop_index", ["a", "b", "c", "d"], {"x": np.ones(3)}, backend="python")
+    params = ["b0", "b1", "b2", "b3", "sigma"]
+    data = {"X": np.ones((10, 2)), "y": np.zeros(10)}
+    with pytest.warns(UnusedParameterWarning, match=r"never reads b3 \(theta indices 3\)"):
+        Likelihood(f"{kernels}:regression", params, data, backend="python")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Likelihood(f"{kernels}:regression", params, {"X": np.ones((10, 3)), "y": np.zeros(10)}, backend="python")
+        # indices from data values, or theta read whole: nothing is claimed
+        Likelihood(f"{kernels}:grouped", ["m0", "m1", "m2"], {"g": np.zeros(4), "y": np.zeros(4)}, backend="python")
+        Likelihood(f"{kernels}:dotted", ["a", "b"], {"x": np.ones(2)}, backend="python")
 
 
 def test_theta_indexed_by_a_loop_is_checked_against_params_with_the_data(kernels):
