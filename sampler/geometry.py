@@ -181,6 +181,8 @@ def covariance(points) -> np.ndarray:
     """(d, d) covariance of the rows of ``points``. Of all of them: a strided subset above 16384 rows (10 ms an
     iteration less at nlive 1e5 in 30-D) left the covariance within 1% but gave the seed problem at nlive 30000 an
     rms pull of 1.20 over 20 seeds against 0.76 with every row (docs/benchmarks.md), so it was not kept."""
+    if points.shape[0] < 2:  # one survivor (nlive 2): no spread to measure; the unit cube's own (1/12 an axis)
+        return np.eye(points.shape[1]) / 12.0
     return np.atleast_2d(np.cov(points, rowvar=False))
 
 

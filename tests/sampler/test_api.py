@@ -62,3 +62,23 @@ def test_a_seed_that_is_not_a_non_negative_integer_is_refused(seed):
     problem = gaussian(2)
     with pytest.raises(SamplerError, match=rf"seed must be a non-negative integer .*got {seed!r}"):
         NestedSampler(problem, problem.prior, nlive=50, seed=seed)
+
+
+def kernel2(theta, x):
+    return -0.5 * ((theta[0] - x) ** 2 + (theta[1] - x) ** 2) / 0.01
+
+
+def test_two_live_points_sample_without_numpy_warnings():
+    """nlive 2 (the smallest allowed) leaves one survivor an iteration, whose spread numpy cannot measure: its
+    warnings reached the user as `nestgrad: warning: Degrees of freedom <= 0 for slice` and three more."""
+    import warnings
+
+    import numpy as np
+
+    uniform = {"prior": "uniform", "low": 0, "high": 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        results = ng.run(kernel2, {"a": uniform, "b": uniform}, {"x": 0.5}, nlive=2, seed=3, backend="python",
+                         progress=False)
+    truth = np.log(2 * np.pi * 0.01)  # the Gaussian's mass, all of it inside the unit square
+    assert np.isfinite(results.logz) and abs(results.logz - truth) < 5 * results.logz_err + 1.0
