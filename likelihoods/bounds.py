@@ -18,6 +18,7 @@ array, which in a kernel is nearly always a slip (write ``x[(i - 1) % n]`` to wr
 
 import ast
 import linecache
+import re
 import traceback
 from dataclasses import dataclass
 
@@ -136,9 +137,10 @@ def check(kernel, use, data, params, points):
     problems, proven = static_problems(use, shapes, values)
     if problems:
         raise to_error(problems[0], use, params) from None
+    _check_reduction_lengths(use, shapes, values, params)
     if not (proven and use.complete):
         checked_evaluation(kernel, use, data, points(), params)
-    elif use.local_arrays:  # one run of the plain kernel (a large one costs seconds of Python)
+    elif use.local_arrays or use.reductions:  # one run of the plain kernel (a large one costs seconds of Python)
         checked_evaluation(kernel, use, data, points()[:1], params)
 
 
@@ -152,7 +154,11 @@ def checked_evaluation(kernel, use, data, thetas, params):
                 kernel.function(theta, *data)
         except IndexError as error:
             raise _from_traceback(error, use, theta, params) from None
-        except Exception:  # noqa: BLE001 - a value error here is the gradient check's business, not ours
+        except ValueError as error:
+            if _SHAPES_DIFFER.search(str(error)):
+                raise _lengths_differ(error, use, theta, params) from None
+            continue  # a value error here is the gradient check's business, not ours
+        except Exception:  # noqa: BLE001 - as a value error
             continue
 
 
@@ -176,6 +182,45 @@ def _from_traceback(error, use, theta, params):
                                                        f"running the kernel in Python at {at}; numba does not "
                                                        "check bounds and would read past the array",
                             array=None if access is None else access.array)
+
+
+def _check_reduction_lengths(use, shapes, values, params):
+    """A reduction whose array operands have different lengths (known from the data's shapes): the generated loop
+    runs over the first one's length, without numpy's broadcasting (a length-1 operand is not repeated) and
+    reading past a shorter operand."""
+    for text, (filename, line, col), operands in use.reduction_lengths:
+        known = [(what, size_value(size, shapes, values)) for what, size in operands]
+        if any(n is None for _, n in known) or len({n for _, n in known}) < 2:
+            continue
+        listed = ", ".join(f"{what} has {n}" for what, n in known)
+        message = (f"{text} reduces arrays of different lengths ({listed}): its loop runs over the first one's "
+                   f"length, element by element (no broadcasting); make the operands equally long")
+        theta_name = use.args[0]
+        if any(size[1] == theta_name for _, size in operands):
+            raise ParamsError(filename, line, col, f"{message} ({theta_name} holds the {len(params)} parameter(s) "
+                                                   f"params names: {', '.join(params)})", array=theta_name)
+        raise KernelIndexError(filename, line, col, message, array=None)
+
+
+# numpy's messages for operands of different lengths (np.dot; elementwise arithmetic inside np.sum)
+_SHAPES_DIFFER = re.compile(r"not aligned|could not be broadcast")
+
+
+def _lengths_differ(error, use, theta, params):
+    """A reduction over arrays of different lengths, as the user's line and what numpy said."""
+    frames = traceback.extract_tb(error.__traceback__)
+    frame = ([f for f in frames if f.filename in use.files] or frames[-1:])[-1]
+    line, col = frame.lineno, (frame.colno or 0) + 1
+    text = _failing_expression(frame)
+    where = f"theta = [{', '.join(f'{v:.6g}' for v in theta)}]"
+    message = (f"{text} combines arrays of different lengths ({error}), found by running the kernel in Python at "
+               f"{where}; the compiled reduction runs over the first operand's length and would read past the "
+               "shorter one")
+    theta_name = use.args[0]
+    if re.search(rf"\b{re.escape(theta_name)}\b", text):
+        return ParamsError(frame.filename, line, col, f"{message} ({theta_name} holds the {len(params)} parameter(s) "
+                                                      f"params names: {', '.join(params)})", array=theta_name)
+    return KernelIndexError(frame.filename, line, col, message, array=None)
 
 
 def _failing_expression(frame):

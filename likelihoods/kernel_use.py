@@ -76,13 +76,17 @@ class KernelUse:
     file the analysis read: the kernel's and its helpers'); ``complete`` False when the analysis met code it
     could not read (then it claims nothing: every argument is opaque and reads are left to the checked run);
     ``local_arrays``: the kernel allocates arrays of its own (``np.zeros``/``np.empty``), whose accesses the
-    analysis does not judge (the checked run does)."""
+    analysis does not judge (the checked run does); ``reductions``: it reduces whole rows or arrays (``np.dot``,
+    ``np.sum``), whose operands' lengths the analysis does not compare (the checked run does: the generated loop
+    runs over the first operand's length and would read past a shorter one)."""
     args: tuple
     uses: dict
     accesses: list
     files: set
     complete: bool = True
     local_arrays: bool = False
+    reductions: bool = False
+    reduction_lengths: list = field(default_factory=list)  # [(text, (file, line, col), [(operand, size)])]
 
     @property
     def theta(self):
@@ -344,13 +348,15 @@ class _Walker:
     def reduction(self, e, ctx):
         """``np.sum(e)``, ``e.sum()``, ``np.dot(a, b)`` (nestgrad.ad.sugar): a bare argument name in the operand is
         a 1-D array unless the function uses it as a number elsewhere (the differentiator's own rule)."""
-        from nestgrad.ad.sugar import scalar_argument_uses
+        from nestgrad.ad.sugar import full_slice, scalar_argument_uses
 
+        self.result.reductions = True
         env = ctx[0]
         scalars = scalar_argument_uses(self.node, lambda call: isinstance(call.func, ast.Name)
                                        and self.helper(call.func) is not None)
         operands = list(e.args) + ([e.func.value] if not isinstance(e.func.value, ast.Name)
                                    or self.arg_of(e.func.value, env) else [])
+        lengths = []  # each array operand's length, as a size of the arguments' shapes
         for operand in operands:
             for node in ast.walk(operand):
                 name = self.arg_of(node, env) if isinstance(node, ast.Name) else None
@@ -358,6 +364,14 @@ class _Walker:
                     self.result.uses[name].index_counts.setdefault(1, self.at(node))  # read as x[k]
                     self.result.uses[name].dynamic = True
                     self.result.uses[name].reduced = True
+                    lengths.append((ast.unparse(node), ("shape", name, 0)))
+                elif isinstance(node, ast.Subscript) and self.arg_of(node.value, env):
+                    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+                    whole = [axis for axis, p in enumerate(parts) if full_slice(p)]
+                    if len(whole) == 1:  # a row X[i, :] or a column X[:, j]
+                        lengths.append((ast.unparse(node), ("shape", self.arg_of(node.value, env), whole[0])))
+        if len(lengths) > 1:
+            self.result.reduction_lengths.append((ast.unparse(e), self.at(e), lengths))
         for operand in operands:
             self.expr_skipping_arrays(operand, ctx, scalars)
         return None

@@ -67,6 +67,28 @@ KERNELS = textwrap.dedent('''
         for i in range(x.shape[0]):
             buf[i] = (x[i] - theta[0]) ** 2
         return -0.5 * (buf[0] + buf[x.shape[0]])
+
+
+    def regression_rows(theta, X, y):
+        total = 0.0
+        for i in range(X.shape[0]):
+            total += -0.5 * (y[i] - np.dot(X[i, :], theta)) ** 2
+        return total
+
+
+    def weighted(theta, w, y):
+        return -0.5 * np.sum(w * (y - theta[0]) ** 2)
+
+
+    def local_dot(theta, x):
+        buf = np.zeros(3)
+        for i in range(3):
+            buf[i] = theta[0] * i
+        return -0.5 * np.dot(buf, x)
+
+
+    def shifted_dot(theta, x, m):
+        return -0.5 * (np.dot(x, x) - theta[0] * m.shape[0]) ** 2
 ''')
 
 
@@ -173,3 +195,26 @@ def test_the_cli_refuses_before_sampling_with_exit_2(tmp_path, kernels, capsys, 
 
 def test_params_error_is_a_kernel_index_error_naming_params():
     assert issubclass(ParamsError, KernelIndexError) and ParamsError.config_key == ("params",)
+
+
+def test_a_reduction_over_arrays_of_different_lengths_is_an_error_before_any_sampling(kernels):
+    """An outsider's battery: ``np.dot(X[i, :], theta)`` with one column more than params read theta past its end
+    (and the process then died of heap corruption); ``np.sum(w * (y - a) ** 2)`` with ``w`` of length 1 summed
+    one term where numpy broadcasts; ``np.dot(x, y)`` with ``y`` shorter read past it. The generated loop runs
+    over the first operand's length, so the lengths must agree: said at the reduction's line from the shapes."""
+    X, y = np.ones((8, 4)), np.zeros(8)
+    with pytest.raises(ParamsError, match=rf"^{kernels}:{at('np.dot(X[i, :], theta)')}: np.dot\(X\[i, :\], theta\) "
+                                          r"reduces arrays of different lengths \(X\[i, :\] has 4, theta has 3\).*"
+                                          r"params names: a, b, c"):
+        _make(kernels, "regression_rows", {"X": X, "y": y}, ["a", "b", "c"])
+    assert _make(kernels, "regression_rows", {"X": X, "y": y}, list("abcd")).logl(np.zeros((1, 4)))[0] == 0.0
+    with pytest.raises(KernelIndexError, match=r"w has 1, y has 5.*no broadcasting"):
+        _make(kernels, "weighted", {"w": np.ones(1), "y": np.arange(5.0)}, ["a"])
+    weighted = _make(kernels, "weighted", {"w": np.full(5, 2.0), "y": np.arange(5.0)}, ["a"])
+    assert weighted.logl(np.array([[0.0]]))[0] == pytest.approx(-30.0)
+    # one array in the reduction (m only gives a count): nothing to compare
+    assert _make(kernels, "shifted_dot", {"x": np.ones(3), "m": np.ones(7)}, ["a"]).logl(
+        np.array([[0.0]]))[0] == pytest.approx(-4.5)
+    # a local array's length is not a data shape: the checked run finds the mismatch (numpy's error, at its line)
+    with pytest.raises(KernelIndexError, match=rf"^{kernels}:{at('np.dot(buf, x)')}: .*different lengths"):
+        _make(kernels, "local_dot", {"x": np.ones(2)}, ["a"])
