@@ -189,10 +189,20 @@ def _prepare_one(name, array, use, dtype, integer_dtype):
         raise DataError(name, f"is empty (shape {array.shape})")
     integer = use.as_integer and array.dtype.kind in "iub"
     if use.as_integer and not integer:
-        if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
-            place = kernel_use.describe(use.integer_at)
-            raise DataError(name, f"the kernel uses it as an integer ({place}) but it holds non-integers")
-        integer = True
+        whole = bool(np.all(np.isfinite(array)) and np.all(array == np.round(array)))
+        largest = float(np.max(np.abs(array))) if whole and array.size else 0.0
+        if use.implicit_integer_at is None:  # read as an integer only through int(), which truncates on purpose
+            integer = whole and largest < 2.0 ** 63  # else kept as numbers (int() of each element as it is read)
+        elif not whole:
+            place = kernel_use.describe(use.implicit_integer_at)
+            raise DataError(name, f"the kernel uses it as an integer ({place}) but it holds non-integers (write "
+                                  f"int(...) around it to truncate them)")
+        elif largest >= 2.0 ** 63:
+            place = kernel_use.describe(use.implicit_integer_at)
+            raise DataError(name, f"the kernel uses it as an integer ({place}) but it holds {largest:g}, beyond "
+                                  f"the 64-bit integers (below 9.2e18)")
+        else:
+            integer = True
     target = np.dtype(integer_dtype) if integer else np.dtype(dtype)
     if array.ndim == 0:
         return target.type(array)

@@ -47,6 +47,7 @@ class ArgumentUse:
     opaque: bool = False
     as_integer: bool = False
     integer_at: tuple = None
+    implicit_integer_at: tuple = None  # an integer use not through ``int()`` (``x[idx[i]]``, ``range(n[0])``)
     const_reads: dict = field(default_factory=dict)
     dynamic: bool = False
     reduced: bool = False
@@ -200,7 +201,8 @@ class _Walker:
                 bound = self.expr(value, ctx)
                 element = self.element_of(value, env)
                 # ``j = int(idx[i])``: j carries an element of idx; an index made of j keeps idx integer
-                self.bind(target, ("elem", element) if bound is None and element else bound, env)
+                self.bind(target, ("elem", element, _is_int_call(value)) if bound is None and element else bound,
+                          env)
 
     def bind(self, target, value, env):
         if isinstance(target, ast.Name):
@@ -433,21 +435,30 @@ class _Walker:
         if use.scalar_at is None:
             use.scalar_at = self.at(node)
 
-    def mark_integer(self, e, env):
-        """Arguments whose values (not sizes) feed an index or a range."""
+    def mark_integer(self, e, env, explicit=False):
+        """Arguments whose values (not sizes) feed an index or a range; ``explicit``: inside ``int(...)``, which
+        truncates a non-integer on purpose."""
         if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
             return
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len":
             return
+        explicit = explicit or _is_int_call(e)
         name = self.arg_of(e, env)
         if name is None and isinstance(e, ast.Name) and isinstance(env.get(e.id), tuple) and env[e.id][0] == "elem":
             name = env[e.id][1]  # a variable holding an element of an argument (``j = int(idx[i])``)
+            explicit = explicit or env[e.id][2]
         if name is not None:
             use = self.result.uses[name]
             use.as_integer = True
             use.integer_at = use.integer_at or self.at(e)
+            if not explicit:
+                use.implicit_integer_at = use.implicit_integer_at or self.at(e)
         for child in ast.iter_child_nodes(e):
-            self.mark_integer(child, env)
+            self.mark_integer(child, env, explicit)
+
+
+def _is_int_call(e):
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "int" and len(e.args) == 1
 
 
 def _root(e):

@@ -20,6 +20,20 @@ KERNEL = textwrap.dedent('''
             r = (y[int(idx[i])] - theta[0] * x[i] - theta[1]) / scale
             total += r * r
         return -0.5 * total
+
+
+    def implicit(theta, x, idx):
+        total = 0.0
+        for i in range(idx.shape[0]):
+            total += theta[0] * x[idx[i]]
+        return total
+
+
+    def counted(theta, x):
+        total = 0.0
+        for i in range(int(x[0])):
+            total += theta[0] * x[1]
+        return total
 ''')
 
 
@@ -122,8 +136,24 @@ def test_wrong_dimensions_name_the_key_and_the_kernel_line(kernel_file):
     assert err.value.key == "x" and "'x'" in message and f"{kernel_file}:8:" in message and "(1, 6)" in message
     with pytest.raises(DataError, match="'scale'.*scalar"):
         Likelihood(f"{kernel_file}:line", ["a", "b"], {"x": x, "y": y, "idx": np.arange(6), "scale": [1.0, 2.0]})
-    with pytest.raises(DataError, match="'idx'.*non-integers"):
-        Likelihood(f"{kernel_file}:line", ["a", "b"], {"x": x, "y": y, "idx": np.full(6, 0.5), "scale": 1.0})
+    with pytest.raises(DataError, match=r"'idx'.*non-integers \(write int"):
+        Likelihood(f"{kernel_file}:implicit", ["a"], {"x": x, "idx": np.full(6, 0.5)})
+
+
+def test_data_read_through_int_may_hold_non_integers_and_large_numbers(kernel_file):
+    """``y[int(idx[i])]`` truncates on purpose (an outsider's binned data were refused as "non-integers"), and an
+    array whose first element counts a loop and whose second is 1e20 was cast to int64 whole (-4e19 for 4.5e20)."""
+    x, y = _data()
+    idx = np.array([0.5, 1.7, 2.2, 0.0, 5.9, 3.3])
+    theta = np.array([1.5, 0.3])
+    for backend in ("python", "cpu"):
+        L = Likelihood(f"{kernel_file}:line", ["a", "b"], {"x": x, "y": y, "idx": idx, "scale": 2.0},
+                       backend=backend)
+        assert L.logl(theta[None])[0] == pytest.approx(_python_line(theta, x, y[idx.astype(int)], 2.0), rel=1e-12)
+        counted = Likelihood(f"{kernel_file}:counted", ["a"], {"x": np.array([3.0, 1e20])}, backend=backend)
+        assert counted.logl(np.array([[1.5]]))[0] == pytest.approx(3 * 1.5 * 1e20, rel=1e-12)
+    with pytest.raises(DataError, match=r"'idx'.*holds 1e\+20, beyond the 64-bit integers"):
+        Likelihood(f"{kernel_file}:implicit", ["a"], {"x": x, "idx": np.full(6, 1e20)})
 
 
 def test_missing_and_extra_keys_are_named(kernel_file):
