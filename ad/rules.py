@@ -67,22 +67,26 @@ ADJOINTS = {
     "log2": ("g * (1.4426950408889634 / a)",),
     "log10": ("g * (0.4342944819032518 / a)",),
     "log1p": ("g * (1.0 / (1.0 + a))",),
-    "expm1": ("g * (r + 1.0)",),
+    "expm1": ("g * math.exp(a)",),  # r + 1 loses every digit below a ~ -37
     "sqrt": ("g * (0.5 / r)",),
     "sin": ("g * math.cos(a)",),
     "cos": ("g * -math.sin(a)",),
     "tan": ("g * (1.0 + r * r)",),
-    "tanh": ("g * (1.0 - r * r)",),
+    # 1 - r r is 0 from |a| ~ 19 on; 1 / cosh^2 keeps the tail's digits (it underflows only where the value does)
+    "tanh": ("g * ((1.0 / math.cosh(a)) ** 2)",),
     "sinh": ("g * math.cosh(a)",),
     "cosh": ("g * math.sinh(a)",),
-    "asin": ("g * (1.0 / math.sqrt(1.0 - a * a))",),
-    "acos": ("g * (-1.0 / math.sqrt(1.0 - a * a))",),
+    # (1 - a)(1 + a), not 1 - a a: the digits near |a| = 1, where the derivative is largest
+    "asin": ("g * (1.0 / math.sqrt((1.0 - a) * (1.0 + a)))",),
+    "acos": ("g * (-1.0 / math.sqrt((1.0 - a) * (1.0 + a)))",),
     "atan": ("g * (1.0 / (1.0 + a * a))",),
-    "asinh": ("g * (1.0 / math.sqrt(a * a + 1.0))",),
-    "acosh": ("g * (1.0 / math.sqrt(a * a - 1.0))",),
-    "atanh": ("g * (1.0 / (1.0 - a * a))",),
+    "asinh": ("g * (1.0 / math.hypot(a, 1.0))",),  # a a overflows from |a| ~ 1e154
+    "acosh": ("g * (1.0 / (math.sqrt(a - 1.0) * math.sqrt(a + 1.0)))",),
+    "atanh": ("g * (1.0 / ((1.0 - a) * (1.0 + a)))",),
     "gamma": ("g * (r * special.digamma(a))",),
-    "atan2": ("g * (b / (a * a + b * b))", "g * (-a / (a * a + b * b))"),
+    # b / (a a + b b) = cos(r) / hypot(a, b): the squares underflow below ~1e-162 and overflow above ~1e154, and a
+    # rescaled form does not survive fastmath's reassociation (one division here, nothing to reorder)
+    "atan2": ("g * (math.cos(r) / math.hypot(a, b))", "g * (-math.sin(r) / math.hypot(a, b))"),
     "hypot": ("g * (a / r if r != 0.0 else 0.0)", "g * (b / r if r != 0.0 else 0.0)"),
     "erf": (f"g * ({_TWO_OVER_SQRT_PI!r} * math.exp(-a * a))",),
     "erfc": (f"g * (-{_TWO_OVER_SQRT_PI!r} * math.exp(-a * a))",),

@@ -13,7 +13,9 @@ Python's own corner cases) found wrong, several kernels per class:
 (11) rules at the edges: ``xlogy``'s x-derivative was 0 at x = 0 (log y is right: a Beta likelihood at a = 1 had
     d/da 6.0 for 3.24), ``np.maximum``/``np.minimum``/``np.clip`` dropped a NaN in the second argument (a bad
     sample came back finite), ``max(a, nan)`` sent its gradient to neither argument, and ``expit``'s derivative
-    ``r (1 - r)`` lost every digit from x ~ 37.
+    ``r (1 - r)`` lost every digit from x ~ 37;
+(12) textbook derivative formulas at the edges: atan2's ``b / (a a + b b)`` was NaN below 1e-162, ``1 - tanh^2``
+    and ``expm1 + 1`` were 0 far out, asinh's was 0 above 1e154, and acosh's, atanh's and asin's lost digits near 1.
 
 Every kernel's value is the plain kernel's, and its gradient matches central differences (or the analytic one at
 a point where differences straddle a kink), in pure Python, the float64 jit and the float32 jit."""
@@ -336,3 +338,61 @@ def test_the_logistic_derivative_keeps_its_relative_accuracy_far_out():
             g = np.zeros(1)
             flavour.value_and_grad(np.array([x]), g)
             assert g[0] == pytest.approx(exact, rel=1e-12, abs=0.0), (x, g[0], exact)
+
+
+# ---- 12. derivatives of math functions where a textbook formula loses its digits --------------------------------
+def tanh_of(theta):
+    return math.tanh(theta[0])
+
+
+def expm1_of(theta):
+    return math.expm1(theta[0])
+
+
+def asinh_of(theta):
+    return math.asinh(theta[0])
+
+
+def acosh_of(theta):
+    return math.acosh(theta[0])
+
+
+def atanh_of(theta):
+    return math.atanh(theta[0])
+
+
+def asin_of(theta):
+    return math.asin(theta[0])
+
+
+def angle(theta):
+    return math.atan2(theta[0], theta[1])
+
+
+EXACT_EDGES = [  # (kernel, point, exact gradient): the formulas 1 - tanh^2, expm1 + 1, 1 / sqrt(a a + 1),
+    # 1 / sqrt(a a - 1), 1 / (1 - a a), 1 / sqrt(1 - a a) and b / (a a + b b) gave 0, 0, 0 or lost digits here
+    (tanh_of, [20.0], [1.0 / math.cosh(20.0) ** 2]),
+    (tanh_of, [-25.0], [1.0 / math.cosh(25.0) ** 2]),
+    (expm1_of, [-40.0], [math.exp(-40.0)]),
+    (asinh_of, [1e200], [1e-200]),
+    (acosh_of, [1.0 + 2.0 ** -30], [1.0 / math.sqrt(2.0 ** -30 * (2.0 + 2.0 ** -30))]),
+    (atanh_of, [1.0 - 2.0 ** -30], [1.0 / (2.0 ** -30 * (2.0 - 2.0 ** -30))]),
+    (asin_of, [1.0 - 2.0 ** -30], [1.0 / math.sqrt(2.0 ** -30 * (2.0 - 2.0 ** -30))]),
+    (angle, [1e-200, 1e-200], [5e199, -5e199]),
+    (angle, [3e-170, -1e-170], [-1e169, -3e169]),
+    (angle, [1e200, 3e200], [3e-201, -1e-201]),
+    (angle, [0.3, -2.0], [-2.0 / 4.09, -0.3 / 4.09]),
+]
+
+
+@pytest.mark.parametrize("fn, point, exact", EXACT_EDGES, ids=lambda v: getattr(v, "__name__", None))
+def test_math_derivatives_keep_their_relative_accuracy_at_the_edges(fn, point, exact):
+    """An outsider's battery: the gradient of atan2 below 1e-162 was NaN (so the sample's likelihood too), tanh's
+    from |x| ~ 19 on and expm1's below -37 exactly 0; with and without fastmath (the likelihoods' builds use it,
+    which reorders a rescaled formula back into underflow)."""
+    d = ad.differentiate(fn)
+    theta = np.array(point)
+    for flavour in (d, d.jit(fastmath=False), d.jit(fastmath=True)):
+        g = np.zeros(theta.size)
+        flavour.value_and_grad(theta, g)
+        assert np.allclose(g, exact, rtol=1e-12, atol=0.0), (fn.__name__, point, g, exact)
