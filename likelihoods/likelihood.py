@@ -115,7 +115,11 @@ class Likelihood:
             raise LikelihoodError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
         self.sum_dtype = _sum_dtype(sum_dtype, self.dtype)
         self.derivative = derivatives.with_sum_dtype(derivative, self.sum_dtype)
-        self._source_key = getattr(derivative, "_key_parts", None) or kernel.text
+        # the sources, and the generated code: it holds the module-level constants the kernel reads (``SCALE =
+        # 2.0`` beside it), inlined; its comments (the files' paths) left out, so a moved folder keeps its digest
+        generated = "\n".join(line for line in str(getattr(derivative, "source", "")).splitlines()
+                               if not line.lstrip().startswith("#"))
+        self._source_key = (getattr(derivative, "_key_parts", None) or kernel.text, generated)
         if draws is not None and not callable(draws):
             raise LikelihoodError(f"draws: expected a callable draws(rng, n) -> (n, {len(self.params)}), got "
                                   f"{type(draws).__name__}")

@@ -282,6 +282,25 @@ def test_resume_after_the_data_or_kernel_changed_is_refused(nestgrad_inprocess, 
     assert status == 2 and "another likelihood" in err, err
 
 
+def test_resume_after_a_module_constant_changed_is_refused_and_a_moved_folder_resumes(nestgrad_inprocess,
+                                                                                      tmp_path):
+    """An outsider's kernel read ``SCALE = 2.0`` defined beside it; set to 50, ``--resume`` reprinted the old
+    run (and an unfinished one mixed the two likelihoods): the digest held the kernel's text, not the constants it
+    reads. It holds the generated code now (constants inlined), without the files' paths: a moved folder resumes."""
+    config = _custom_copy(tmp_path / "first")
+    kernel = tmp_path / "first" / "kernels" / "model.py"
+    kernel.write_text(kernel.read_text().replace("import math\n", "import math\n\nSCALE = 1.0\n", 1)
+                      .replace("var = yerr[i] * yerr[i] + s * s", "var = SCALE * yerr[i] * yerr[i] + s * s", 1))
+    status, _, err = nestgrad_inprocess("run", config, "--quiet", "--no-check")
+    assert status == 0, err
+    shutil.copytree(tmp_path / "first", tmp_path / "moved")
+    status, out, err = nestgrad_inprocess("run", tmp_path / "moved" / "custom.yaml", "--resume", "--no-check")
+    assert status == 0 and "another likelihood" not in err, err
+    kernel.write_text(kernel.read_text().replace("SCALE = 1.0", "SCALE = 1.5"))
+    status, _, err = nestgrad_inprocess("run", config, "--resume", "--no-check")
+    assert status == 2 and "another likelihood" in err, err
+
+
 def test_a_fresh_run_does_not_overwrite_an_unfinished_checkpoint(reference, nestgrad_inprocess, tmp_path):
     """Without --resume, a run into a folder whose checkpoint no results follow (an interrupted run) is refused:
     starting afresh silently overwrote 169 iterations of an outsider's run."""
