@@ -8,6 +8,7 @@ array), ``.csv`` (comma separated, one header line allowed) and whitespace-separ
 """
 
 import os
+import re
 
 import numpy as np
 
@@ -87,11 +88,49 @@ def _load_npz(key, path, array_key):
         return archive[array_key]
 
 
+# A first line is a header when every field is a name: starts with a letter or underscore (optionally quoted) and
+# is not a number or a missing-value marker. "1O.0" (a letter O typed for a zero) or "NA" is a bad value, not a
+# header: taking such a line for one dropped a data row silently.
+_NAME = re.compile(r"""^["']?[A-Za-z_][^"']*["']?$""")
+_MISSING = {"na", "n/a", "null", "none", "missing", "nil", "-"}
+
+
 def _load_text(path, delimiter):
+    lines = _content_lines(path)
+    header = bool(lines) and all(_NAME.match(field) and field.strip("\"'").lower() not in _MISSING
+                                 for field in _fields(lines[0][1], delimiter))
     try:
-        return np.loadtxt(path, delimiter=delimiter, ndmin=1)
-    except ValueError:
-        return np.loadtxt(path, delimiter=delimiter, ndmin=1, skiprows=1)  # one header line
+        return np.loadtxt(path, delimiter=delimiter, ndmin=1, skiprows=lines[0][0] if header else 0)
+    except ValueError as error:
+        raise ValueError(_text_problem(lines[1:] if header else lines, delimiter) or str(error)) from None
+
+
+def _content_lines(path):
+    """``[(line number, text)]`` of the lines that hold values (not blank, not ``#`` comments)."""
+    with open(path, encoding="utf-8") as handle:
+        return [(number, text.split("#", 1)[0].strip()) for number, text in enumerate(handle, 1)
+                if text.split("#", 1)[0].strip()]
+
+
+def _fields(text, delimiter):
+    return [field.strip() for field in (text.split(delimiter) if delimiter else text.split())]
+
+
+def _text_problem(lines, delimiter):
+    """What is wrong with a text table, by file line: a field that is not a number, or a row of another length."""
+    width = None
+    for number, text in lines:
+        fields = _fields(text, delimiter)
+        for column, field in enumerate(fields, 1):
+            try:
+                float(field)
+            except ValueError:
+                return f"line {number}, column {column}: {field!r} is not a number"
+        if width is None:
+            width, first = len(fields), number
+        elif len(fields) != width:
+            return f"line {number} has {len(fields)} values, line {first} has {width}: every row needs as many"
+    return None
 
 
 def prepare(kernel, data, dtype, base_dir=None, integer_dtype=np.int64, use=None):

@@ -1,5 +1,6 @@
 """Data loading, shape checks against the kernel's indexing, casting, and kernel file references."""
 
+import re
 import textwrap
 import warnings
 
@@ -228,3 +229,24 @@ def test_kernel_errors_from_ad_point_into_the_users_file(tmp_path):
 def test_params_must_be_a_list_of_names():
     with pytest.raises(LikelihoodError, match="params"):
         Likelihood(gaussian4d.kernel, "mu1 mu2 sigma1 sigma2", {"x": np.zeros((2, 3))})
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("y\n0.1\n-0.2\n", [0.1, -0.2]),                       # a header
+    ('# measured\n\n"x","y"\n1,2\n3,4\n', [[1, 2], [3, 4]]),  # comments and blank lines before a quoted header
+    ("1O.0\n0.1\n-0.2\n", "line 1, column 1: '1O.0' is not a number"),  # a typo in the first row, not a header
+    ("NA\n0.1\n", "line 1, column 1: 'NA' is not a number"),
+    ("x,y\n1,2\n3,4\n5,oops\n", "line 4, column 2: 'oops' is not a number"),  # file lines, the header counted
+    ("1,2\n3\n", "line 2 has 1 values, line 1 has 2"),
+])
+def test_text_tables_take_a_header_only_when_it_is_names_and_say_the_file_line(tmp_path, text, expected):
+    """An outsider's CSV whose first value was typed '1O.0' lost that row silently (any first line that failed to
+    parse was skipped as a header), and errors named numpy's row count after the skipped line."""
+    from nestgrad.likelihoods.data import load_value
+
+    (tmp_path / "y.csv").write_text(text)
+    if isinstance(expected, str):
+        with pytest.raises(DataError, match=re.escape(expected)):
+            load_value("y", str(tmp_path / "y.csv"))
+    else:
+        assert load_value("y", str(tmp_path / "y.csv")).tolist() == expected
