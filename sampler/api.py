@@ -4,7 +4,9 @@ from pathlib import Path
 from nestgrad.likelihoods import Likelihood
 from nestgrad.sampler.nested_sampler import NestedSampler
 from nestgrad.sampler.priors import Distribution, Prior, PriorError
-from nestgrad.sampler.run_folder import refuse_unfinished
+from nestgrad.likelihoods.errors import did_you_mean
+from nestgrad.sampler.config_schema import PLOTS
+from nestgrad.sampler.run_folder import make_folder, refuse_unfinished
 
 __all__ = ["run", "run_config"]
 
@@ -37,8 +39,13 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
         known = ", ".join(_SAMPLER_KEYS + _RUN_KEYS)
         raise TypeError(f"nestgrad.run: unknown setting(s) {', '.join(unknown)}; known: {known}")
     prior = _prior(params)
-    if out is not None and not sampler.get("resume"):
-        refuse_unfinished(out, resume="resume=True", out="out")
+    plots = _plot_kinds(plots, plot_formats, out)
+    if out is None and sampler.get("resume"):
+        raise TypeError("nestgrad.run: resume=True needs out= (the folder whose checkpoint.npz to continue)")
+    if out is not None:
+        if not sampler.get("resume"):
+            refuse_unfinished(out, resume="resume=True", out="out")
+        out = make_folder(out)  # before anything is compiled: a file in its place is refused at once
     if isinstance(kernel, Likelihood):
         likelihood = kernel
         if data is not None:
@@ -51,8 +58,6 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
     options = {key: sampler[key] for key in _RUN_KEYS if key in sampler}
     checkpoint = None
     if out is not None:
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
         checkpoint = str(out / "checkpoint.npz")
     results = ns.run(dlogz=dlogz, checkpoint=checkpoint, progress=progress, **options)
     from nestgrad.sampler import mpi_pool
@@ -69,6 +74,24 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
 
             make_plots(results, out, kinds=list(plots), formats=tuple(plot_formats))
     return results
+
+
+def _plot_kinds(plots, formats, out):
+    """``plots`` checked before anything runs (a mistake found after the run lost its plots): a list of the kinds
+    in ``config_schema.PLOTS``, with ``out`` to write them into; ``formats`` from png and pdf."""
+    if not plots:
+        return []
+    if isinstance(plots, str) or not isinstance(plots, (list, tuple)):
+        raise TypeError(f"nestgrad.run: plots: expected a list such as ['corner', 'run'], got {plots!r}")
+    for kind in plots:
+        if kind not in PLOTS:
+            raise ValueError(f"nestgrad.run: plots: unknown kind {kind!r}{did_you_mean(str(kind), PLOTS)}; the "
+                             f"kinds: {', '.join(PLOTS)}")
+    if isinstance(formats, str) or not all(f in ("png", "pdf") for f in formats):
+        raise ValueError(f"nestgrad.run: plot_formats: expected a tuple of 'png' and/or 'pdf', got {formats!r}")
+    if out is None:
+        raise TypeError("nestgrad.run: plots need out= (the run folder they are written into)")
+    return list(plots)
 
 
 def _prior(params) -> Prior:

@@ -149,8 +149,8 @@ def cmd_run(args) -> int:
     from nestgrad.sampler import config as cfg
     from nestgrad.sampler.checkpoint import CheckpointWriteError
     from nestgrad.sampler.progress import LARGE_RUN
-    from nestgrad.sampler.run_folder import (RESULTS_JSON, RunFolderError, refuse_unfinished, write_results_json,
-                                             write_run_folder)
+    from nestgrad.sampler.run_folder import (RESULTS_JSON, RunFolderError, make_folder, refuse_unfinished,
+                                             write_results_json, write_run_folder)
 
     config = _with_overrides(cfg.load(args.config), args)
     from nestgrad.sampler import mpi_pool
@@ -201,10 +201,7 @@ def cmd_run(args) -> int:
     resume_hint = _resume_command(args, config)
     if pool is not None:
         resume_hint = f"mpiexec -n R {resume_hint}   (any number of ranks R, or none)"
-    try:
-        outdir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise RunFolderError(f"{outdir}: cannot create the output folder ({error.strerror or error})") from None
+    make_folder(outdir)
     clock.lap("setup")
     sampler.compile(notify=None if args.quiet else _compiling)
     _freeze(args)  # the chain kernel, loaded or compiled

@@ -251,7 +251,7 @@ def sampler_arguments(config: Config) -> tuple[dict, dict]:
 
 def run_config(path_or_config=None, *, outdir=None, resume=False, progress=False, plots=True):
     """Run a config end to end: sample (checkpointing into the output folder), write the run folder and plots."""
-    from nestgrad.sampler.run_folder import refuse_unfinished, write_run_folder
+    from nestgrad.sampler.run_folder import make_folder, refuse_unfinished, write_run_folder
 
     config = path_or_config if isinstance(path_or_config, Config) else load(path_or_config)
     outdir = Path(outdir) if outdir is not None else config.output.dir
@@ -260,7 +260,7 @@ def run_config(path_or_config=None, *, outdir=None, resume=False, progress=False
     problem = build(config)
     sampler = make_sampler(config, problem)
     _, run = sampler_arguments(config)
-    outdir.mkdir(parents=True, exist_ok=True)
+    make_folder(outdir)
     results = sampler.run(checkpoint=str(outdir / "checkpoint.npz"), resume=resume, progress=progress, **run)
     finish_results(results, config, problem)
     write_run_folder(results, outdir)

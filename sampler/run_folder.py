@@ -227,15 +227,36 @@ def read_run_folder(outdir):
     )
 
 
+_REQUIRED = {"name": str, "params": list, "logz": (int, float), "logz_err": (int, float),
+             "information": (int, float), "niter": int, "nlike": int, "ngrad": int, "wall_time": (int, float)}
+
+
 def read_results_json(path) -> dict:
+    """The fields of a run folder's results.json; a missing, damaged or incomplete file is a
+    :class:`RunFolderError` naming the file and the field."""
     if not Path(path).exists():
         if (Path(path).parent / "checkpoint.npz").is_file():  # a run interrupted before it wrote its results
-            raise RunFolderError(f"{path}: not found: the run in this folder has not finished (its checkpoint.npz "
-                                 f"is there); finish it with `nestgrad run CONFIG --out {Path(path).parent} "
-                                 f"--resume`")
+            raise RunFolderError(f"{path}: not found: the run in this folder has not finished, or its results were "
+                                 f"removed (its checkpoint.npz is there); `nestgrad run CONFIG --out "
+                                 f"{Path(path).parent} --resume` finishes it or writes them again")
         raise RunFolderError(f"{path}: not found; is this a nestgrad run folder?")
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            info = json.load(handle)
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
+        raise RunFolderError(f"{path}: not valid JSON ({error}); the file is damaged") from None
+    if not isinstance(info, dict):
+        raise RunFolderError(f"{path}: expected a JSON object of results, found a {type(info).__name__}")
+    for field, kinds in _REQUIRED.items():
+        if field not in info:
+            raise RunFolderError(f"{path}: field {field!r} is missing; the file is damaged or not a nestgrad "
+                                 f"results file")
+        if not isinstance(info[field], kinds) or isinstance(info[field], bool):
+            raise RunFolderError(f"{path}: field {field!r} holds {info[field]!r}, not a "
+                                 f"{'list' if kinds is list else 'string' if kinds is str else 'number'}")
+    if not all(isinstance(p, str) for p in info["params"]):
+        raise RunFolderError(f"{path}: field 'params' must list parameter names, found {info['params']!r}")
+    return info
 
 
 def unfinished_checkpoint(outdir) -> bool:
@@ -259,6 +280,21 @@ def unfinished_checkpoint(outdir) -> bool:
             return results_json.stat().st_mtime < checkpoint.stat().st_mtime
         except OSError:
             return False
+
+
+def make_folder(outdir) -> Path:
+    """Create the output folder ``outdir`` (and its parents); a :class:`RunFolderError` saying why it cannot be
+    (a file of that name, a file on the way, no permission, a full disk)."""
+    outdir = Path(outdir)
+    blocking = next((p for p in (outdir, *outdir.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        where = "is" if blocking == outdir else f"lies under {blocking}, which is"
+        raise RunFolderError(f"{outdir}: cannot be the output folder: it {where} a file, not a folder")
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise RunFolderError(f"{outdir}: cannot create the output folder ({error.strerror or error})") from None
+    return outdir
 
 
 def refuse_unfinished(outdir, resume="--resume", out="--out") -> None:

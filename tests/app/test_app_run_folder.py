@@ -1,5 +1,6 @@
 """The run folder round-trips through our reader and is read unchanged by anesthetic and getdist."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -113,3 +114,28 @@ def test_equal_weight_samples_find_their_dead_points_logl(monkeypatch):
     np.testing.assert_array_equal(run_folder._logl_of_samples(samples, theta, logl), expected)
     monkeypatch.setattr(run_folder, "_row_hashes", lambda rows: np.zeros(len(rows), dtype=np.uint64))
     np.testing.assert_array_equal(run_folder._logl_of_samples(samples[:50], theta, logl), expected[:50])
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('{"name": "gauss3", ', "not valid JSON"),
+    ("{}", "field 'name' is missing"),
+    ("[1, 2]", "expected a JSON object of results, found a list"),
+    ('{"name": "gauss3"}', "field 'params' is missing"),
+    ('{"name": "gauss3", "params": [1, 2], "logz": 0, "logz_err": 0, "information": 0, "niter": 1, "nlike": 1, '
+     '"ngrad": 0, "wall_time": 0}', "field 'params' must list parameter names"),
+    ('{"name": "gauss3", "params": ["a"], "logz": "x", "logz_err": 0}', "field 'logz' holds 'x', not a number"),
+])
+def test_a_damaged_results_json_is_named_not_a_traceback(folder, tmp_path, text, needle):
+    """`nestgrad plot` of a folder whose results.json was truncated or emptied ended in a JSONDecodeError,
+    KeyError or TypeError traceback (exit 1)."""
+    import shutil
+
+    from nestgrad.sampler.cli import main
+    from nestgrad.sampler.run_folder import RunFolderError
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(folder, damaged)
+    (damaged / "results.json").write_text(text)
+    with pytest.raises(RunFolderError, match=re.escape(needle)):
+        read_run_folder(damaged)
+    assert main(["plot", str(damaged)]) == 2

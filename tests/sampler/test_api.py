@@ -1,8 +1,11 @@
 """nestgrad.run refuses bad arguments by name before anything is compiled, and exposes the documented names."""
+import re
+
 import pytest
 
 import nestgrad as ng
 from nestgrad.sampler.priors import PriorError
+from nestgrad.sampler.run_folder import RunFolderError
 
 
 def kernel(theta, x):
@@ -82,3 +85,28 @@ def test_two_live_points_sample_without_numpy_warnings():
                          progress=False)
     truth = np.log(2 * np.pi * 0.01)  # the Gaussian's mass, all of it inside the unit square
     assert np.isfinite(results.logz) and abs(results.logz - truth) < 5 * results.logz_err + 1.0
+
+
+@pytest.mark.parametrize("arguments, error, needle", [
+    ({"plots": ["cornr"]}, ValueError, "unknown kind 'cornr' (did you mean 'corner'?)"),
+    ({"plots": "corner"}, TypeError, "expected a list such as ['corner', 'run'], got 'corner'"),
+    ({"plots": ["corner"], "plot_formats": ("svg",)}, ValueError, "plot_formats"),
+    ({"plots": ["corner"], "out": None}, TypeError, "plots need out="),
+    ({"resume": True, "out": None}, TypeError, "resume=True needs out="),
+])
+def test_plots_and_resume_are_checked_before_the_run(tmp_path, arguments, error, needle):
+    """An outsider's ``plots=["cornr"]`` raised a bare KeyError after the whole run (the plots lost), and
+    ``resume=True`` or ``plots`` without a folder were silently ignored."""
+    arguments = {"out": tmp_path / "out", **arguments}
+    with pytest.raises(error, match=re.escape(needle)):
+        ng.run(kernel, {"a": {"prior": "uniform", "low": 0, "high": 1}}, {"x": 0.5}, backend="python", **arguments)
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+def test_an_output_folder_that_is_a_file_is_named_before_compiling(tmp_path):
+    (tmp_path / "results").write_text("not a folder")
+    with pytest.raises(RunFolderError, match=r"results: cannot be the output folder: it is a file"):
+        ng.run(kernel, {"a": {"prior": "uniform", "low": 0, "high": 1}}, {"x": 0.5}, out=tmp_path / "results")
+    with pytest.raises(RunFolderError, match=r"lies under .*results, which is a file"):
+        ng.run(kernel, {"a": {"prior": "uniform", "low": 0, "high": 1}}, {"x": 0.5},
+               out=tmp_path / "results" / "run1")
