@@ -51,6 +51,8 @@ def _load_file(key, spec, base_dir):
     path, array_key = split_spec(spec)
     if base_dir is not None and not os.path.isabs(path):
         path = os.path.join(base_dir, path)
+    if os.path.isdir(path):
+        raise DataError(key, f"{path!r} is a folder; name a data file in it (.npy, .npz, .csv or .txt)")
     if not os.path.isfile(path):
         raise DataError(key, f"file {path!r} does not exist")
     ext = os.path.splitext(path)[1].lower()

@@ -159,8 +159,9 @@ def _execute(loaded):
     """Run the file's module-level code (once per :class:`UserFile`) and return the module. What runs is the
     text that was parsed (not a ``__pycache__`` copy, which a same-size edit within a second can leave stale),
     and ``linecache`` holds that text, so ``inspect`` and ``ad`` read the code that ran. The module is registered
-    in ``sys.modules`` (inspect and numba look modules up by name); the file's folder is not added to
-    ``sys.path``."""
+    in ``sys.modules`` (inspect and numba look modules up by name). While it runs, the file's folder is first on
+    ``sys.path``, as for ``python kernel.py``: a kernel file imports its sibling modules (``from helpers import
+    f``); the path is restored afterwards."""
     if loaded.module is not None:
         return loaded.module
     stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(loaded.path))[0])
@@ -168,6 +169,8 @@ def _execute(loaded):
     module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(name, loaded.path))
     sys.modules[name] = module
     linecache.cache[loaded.path] = (len(loaded.text), None, loaded.text.splitlines(True), loaded.path)
+    folder = os.path.dirname(loaded.path)
+    sys.path.insert(0, folder)
     try:
         exec(compile(loaded.text, loaded.path, "exec", dont_inherit=True), module.__dict__)
     except Exception as error:  # the user's module-level code failed: say where, not a traceback
@@ -175,6 +178,9 @@ def _execute(loaded):
         line = _user_line(error, loaded.path)
         raise KernelImportError(f"importing {loaded.path}{':' + str(line) if line else ''} failed: "
                                 f"{type(error).__name__}: {error}") from error
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)  # the first occurrence: the one inserted above
     loaded.module = module
     return module
 

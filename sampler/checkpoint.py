@@ -127,6 +127,7 @@ def read_checkpoint(path) -> tuple[dict, dict]:
     """``(arrays, meta)`` from a file written by :func:`write_checkpoint`; damage is a :class:`CheckpointError`."""
     path = os.fspath(path)
     remove_stale_temporaries(path)
+    _check_kind(path)
     try:
         archive = np.load(path, allow_pickle=False)
     except OSError as exc:
@@ -151,6 +152,25 @@ def read_checkpoint(path) -> tuple[dict, dict]:
             except Exception as exc:  # truncated or corrupted member: CRC, zlib, short read, ...
                 raise CheckpointError(f"{path}: {name}: cannot be read ({type(exc).__name__}: {exc})") from None
     return arrays, _decoded_meta(path, arrays.pop(_META_KEY, None))
+
+
+def _check_kind(path) -> None:
+    """A :class:`CheckpointError` saying what the file is when it is not a zip (npz) archive, before numpy's own
+    guess (it takes any other bytes for pickled objects)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(8)
+    except OSError as exc:
+        raise CheckpointError(f"{path}: cannot read the checkpoint ({exc.strerror or exc})") from None
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return
+    if head.startswith(b"\x93NUMPY"):
+        why = "a single .npy array, not an .npz archive"
+    elif head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        why = "it holds pickled Python objects, which nestgrad never loads"
+    else:
+        why = f"not a zip (.npz) archive: it begins with the bytes {head!r}" if head else "the file is empty"
+    raise CheckpointError(f"{path}: not a checkpoint archive ({why})")
 
 
 def read_meta(path) -> dict:

@@ -188,8 +188,11 @@ def flip_member(member):
 
 # (id, edit of the file's bytes, text the message must contain after "<file>: ")
 BYTE_CASES = [
-    ("garbage bytes", lambda b: np.random.default_rng(0).bytes(len(b)), "not a checkpoint archive"),
-    ("empty file", lambda b: b"", "not a checkpoint archive"),
+    # random bytes were said to read "as pickled Python objects" (numpy's guess for anything not zip or npy)
+    ("garbage bytes", lambda b: b"\x00" + np.random.default_rng(0).bytes(len(b)),
+     "not a checkpoint archive (not a zip (.npz) archive: it begins with the bytes b'\\x00"),
+    ("pickled objects", lambda b: b"\x80\x04\x95" + bytes(20), "not a checkpoint archive (it holds pickled Python"),
+    ("empty file", lambda b: b"", "not a checkpoint archive (the file is empty"),
     ("truncated zip", lambda b: b[:len(b) // 2], "not a checkpoint archive"),
     ("zip without its directory", lambda b: b[:-22], "not a checkpoint archive"),
     ("a single .npy array", lambda b: _npy_bytes(), "not a checkpoint archive (a single .npy array"),

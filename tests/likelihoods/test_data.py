@@ -174,6 +174,9 @@ def test_missing_files_and_npz_keys_are_named(tmp_path):
         Likelihood(gaussian4d.kernel, params, {"x": "two.npz"}, data_dir=tmp_path)
     with pytest.raises(DataError, match="'x'.*does not exist"):
         Likelihood(gaussian4d.kernel, params, {"x": "nothere.npy"}, data_dir=tmp_path)
+    (tmp_path / "data").mkdir()
+    with pytest.raises(DataError, match="'x'.*data' is a folder; name a data file in it"):
+        Likelihood(gaussian4d.kernel, params, {"x": "data"}, data_dir=tmp_path)
 
 
 def test_unsupported_file_types_and_non_numbers_are_named(tmp_path):
@@ -197,6 +200,22 @@ def test_kernel_file_that_fails_to_import_names_its_line(tmp_path):
     path.write_text("import math\n\nTABLE = [1, 2][5]\n\n\ndef f(theta):\n    return theta[0]\n")
     with pytest.raises(KernelImportError, match=rf"importing {path}:3 failed: IndexError"):
         Likelihood(f"{path}:f", ["a"], {})
+
+
+def test_a_kernel_file_imports_its_sibling_modules(tmp_path):
+    """As ``python kernel.py`` would: an outsider's ``from helper import w`` failed unless PYTHONPATH named the
+    folder. The folder is on ``sys.path`` only while the file runs."""
+    import sys
+
+    folder = tmp_path / "model_with_helper"
+    folder.mkdir()
+    (folder / "weights_for_kernel.py").write_text("def w(r):\n    return 3.0 * r * r\n")
+    (folder / "model.py").write_text("from weights_for_kernel import w\n\n\ndef k(theta, y):\n"
+                                     "    return -0.5 * w(theta[0] - y)\n")
+    L = Likelihood(f"{folder / 'model.py'}:k", ["a"], {"y": 1.0}, backend="python")
+    value, grad = L.logl_and_grad(np.array([[2.0]]))
+    assert value[0] == -1.5 and grad[0, 0] == -3.0  # the helper is differentiated too
+    assert str(folder) not in sys.path
 
 
 def test_theta_read_beyond_params_is_named(kernel_file):
