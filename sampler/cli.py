@@ -173,6 +173,8 @@ def cmd_run(args) -> int:
         refuse_unfinished(outdir)
     problem = cfg.build(config)
     sampler = cfg.make_sampler(config, problem)
+    if args.resume:  # other settings or another likelihood: said before anything compiles
+        sampler.check_resumable(checkpoint)
     _freeze(args)  # the modules imported so far, the likelihood and its compiled functions
     clock.lap("setup")
     # a kernel missing from the cache compiles in a child process while the gradient check runs

@@ -326,6 +326,8 @@ class NestedSampler:
 
     def _run(self, dlogz, checkpoint, resume, progress, max_iter, max_nlike, max_time, checkpoint_every, callback,
              pool):
+        if resume and checkpoint is not None and os.path.exists(checkpoint):
+            self.check_resumable(checkpoint, dlogz)  # before compiling
         bar = Progress(progress, dlogz)
         try:
             proposal = self._build(notify=bar.message)
@@ -418,12 +420,20 @@ class NestedSampler:
         meta = {"settings": settings, "generator": generator_state_json(generator), "record": scalars}
         write_checkpoint(path, arrays, meta)
 
-    def _load(self, path, settings):
-        arrays, meta = read_checkpoint(path)
-        from .checkpoint import add_family_ids, add_unknown_moments, validate_run_checkpoint  # before any use
-        arrays = add_unknown_moments(add_family_ids(arrays))
-        validate_run_checkpoint(path, arrays, meta)
-        saved = meta["settings"]
+    def check_resumable(self, path, dlogz=None) -> None:
+        """Raise :class:`CheckpointError` when the checkpoint ``path`` was written with other settings or another
+        likelihood than this sampler's, reading only its metadata: before anything is compiled."""
+        from .checkpoint import RUN_META, read_meta, validate_meta
+
+        try:
+            meta = read_meta(path)
+            validate_meta(path, meta, {key: kind for key, kind in RUN_META.items() if key.startswith("settings")})
+        except CheckpointError:
+            return  # damaged: the full read (``_load``) names the field
+        self._check_settings(path, meta["settings"], self.settings(dlogz))
+
+    @staticmethod
+    def _check_settings(path, saved, settings):
         for key in ("nlive", "delete_fraction", "k", "hmc", "seed", "params", "prior", "dtype"):
             if saved.get(key) != settings.get(key):
                 raise CheckpointError(f"{path}: checkpoint was written with {_difference(key, saved.get(key), settings.get(key))}; "
@@ -434,6 +444,13 @@ class NestedSampler:
                                   f"data differ from this run's); "
                                   f"resuming would mix the two: remove the file, or use the kernel and data it was "
                                   f"written with")
+
+    def _load(self, path, settings):
+        arrays, meta = read_checkpoint(path)
+        from .checkpoint import add_family_ids, add_unknown_moments, validate_run_checkpoint  # before any use
+        arrays = add_unknown_moments(add_family_ids(arrays))
+        validate_run_checkpoint(path, arrays, meta)
+        self._check_settings(path, meta["settings"], settings)
         state = NSState(*(arrays[f"state_{f}"] for f in NSState._fields))
         state = state._replace(step_size=float(state.step_size), n_steps=int(state.n_steps), rho=np.asarray(state.rho, dtype=np.float64),
                                jumps=int(state.jumps),
