@@ -133,13 +133,19 @@ class Lowerer(CallsMixin):
                 value = self.expr(s.value)
                 self.bind(target.id, self.named(value, target.id, mark), s)
             else:
-                names = [e.id for e in target.elts]
+                for e in target.elts:
+                    if not isinstance(e, (ast.Name, ast.Subscript)):
+                        raise self.unsupported(e, "unpack into names or array elements (`a, b = ...`, "
+                                                  "`buf[0], buf[1] = ...`), one level deep")
                 if isinstance(s.value, ast.Tuple):
                     values = [self.expr(v) for v in s.value.elts]  # all right-hand sides before any binding
                 else:
-                    values = self.expr_tuple(s.value, len(names))
-                for name, value in zip(names, values):
-                    self.bind(name, value, s)
+                    values = self.expr_tuple(s.value, len(target.elts))
+                for e, value in zip(target.elts, values):  # then the targets left to right, as Python does
+                    if isinstance(e, ast.Subscript):
+                        local_arrays.write(self, s, e, value)
+                    else:
+                        self.bind(e.id, value, s)
         elif isinstance(s, ast.AnnAssign):
             self.bind(s.target.id, self.expr(s.value), s)
         elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript):

@@ -205,7 +205,9 @@ def test_linalg_matches_numpy_and_scipy():
 
 def test_float32_arrays_keep_the_arithmetic_in_float32():
     """numba types a bare float literal as float64: ad.linalg makes its constants in the arrays' type, so with
-    float32 arrays no variable of any function or adjoint is float64 (only literals and one-off products are)."""
+    float32 arrays no variable of any function or adjoint is float64 (only literals and one-off products are),
+    except ``total``, the sums over the data rows that mvn_logpdf_rows keeps in float64 on purpose (summed in
+    float32, 1e5 rows put its value 1 nat and its gradient 3% off)."""
     import numba
     f, d = np.float32, 3
     mat, vec, rows, g = (lambda: np.eye(d, dtype=f) + f(0.1)), (lambda: np.ones(d, f)), np.ones((5, d), f), f(1.0)
@@ -223,7 +225,9 @@ def test_float32_arrays_keep_the_arithmetic_in_float32():
         (signature,) = compiled.signatures
         typemap = compiled.overloads[signature].type_annotation.typemap
         wide = sorted(name for name, t in typemap.items() if t == numba.float64 and not name.startswith("$"))
-        assert not wide, f"{fn.__name__}: {wide}"
+        sums = {name for name in wide if name.split(".")[0] == "total"}
+        assert bool(sums) == ("rows" in fn.__name__), f"{fn.__name__}: {wide}"
+        assert not set(wide) - sums, f"{fn.__name__}: {wide}"
         assert compiled.overloads[signature].signature.return_type in (numba.float32, numba.none), fn.__name__
 
 

@@ -15,7 +15,8 @@ Python's own corner cases) found wrong, several kernels per class:
     sample came back finite), ``max(a, nan)`` sent its gradient to neither argument, and ``expit``'s derivative
     ``r (1 - r)`` lost every digit from x ~ 37;
 (12) textbook derivative formulas at the edges: atan2's ``b / (a a + b b)`` was NaN below 1e-162, ``1 - tanh^2``
-    and ``expm1 + 1`` were 0 far out, asinh's was 0 above 1e154, and acosh's, atanh's and asin's lost digits near 1.
+    and ``expm1 + 1`` were 0 far out, asinh's was 0 above 1e154, and acosh's, atanh's and asin's lost digits near 1;
+(13) tuple assignment into local-array elements (``buf[0], buf[1] = ...``) crashed the differentiator.
 
 Every kernel's value is the plain kernel's, and its gradient matches central differences (or the analytic one at
 a point where differences straddle a kink), in pure Python, the float64 jit and the float32 jit."""
@@ -396,3 +397,27 @@ def test_math_derivatives_keep_their_relative_accuracy_at_the_edges(fn, point, e
         g = np.zeros(theta.size)
         flavour.value_and_grad(theta, g)
         assert np.allclose(g, exact, rtol=1e-12, atol=0.0), (fn.__name__, point, g, exact)
+
+
+# ---- 13. tuple assignment into local-array elements ----------------------------------------------------------------
+def swapped(theta, x):
+    buf = np.zeros(2)
+    buf[0], buf[1] = theta[0] * x[0], theta[1] ** 2
+    buf[0], buf[1] = buf[1], buf[0]  # both right-hand sides first, as Python does
+    return buf[0] * 3.0 + buf[1]
+
+
+def into_input(theta, x):
+    x[0], a = theta[0], theta[1]
+    return a
+
+
+def test_tuple_assignment_into_local_array_elements():
+    """``mean[0], mean[1] = theta[0], theta[1]`` ended in a bare AttributeError inside the differentiator."""
+    theta, x = np.array([0.7, -1.3]), np.array([2.0])
+    d, v, g = _derivatives(swapped, theta, (x,))
+    assert v == pytest.approx(swapped(theta, x)) and np.allclose(g, _central(swapped, theta, (x,)), rtol=1e-7)
+    assert_jit_agrees(d.jit(), "float64", theta, (x,), v, g, "swapped")
+    with pytest.raises(ad.KernelError, match=r"outsider_classes.py:\d+:\d+: writing into arrays is not supported "
+                                             r"for inputs"):
+        ad.differentiate(into_input)
