@@ -11,6 +11,10 @@ from .data import load_all, nonfinite_messages, prepare
 from .errors import LikelihoodError, ParamsError
 
 
+# Per-sample scratch above this cannot be a likelihood anyone samples (a batch of chains needs it many times over)
+MAX_SCRATCH_BYTES = 2 ** 30
+
+
 class UnusedParameterWarning(UserWarning):
     """``params`` names a parameter the kernel never reads (its posterior will just be its prior)."""
 
@@ -137,6 +141,15 @@ class Likelihood:
         self._warn_unused_parameters()
         probe = np.zeros(self.ndim, dtype=self.dtype)
         self.scratch_size = int(derivative.scratch_size(probe, *self.data)) if derivative.needs_scratch else 0
+        scratch_bytes = self.scratch_size * self.dtype.itemsize
+        if scratch_bytes > MAX_SCRATCH_BYTES:
+            at = f"{kernel.filename}:{kernel.node.lineno}:{kernel.node.col_offset + 1}"
+            raise LikelihoodError(
+                f"{at}: kernel {kernel.name!r} keeps {self.scratch_size:,} values ({scratch_bytes / 2 ** 30:.1f} GiB) "
+                f"per sample for this data: its local arrays and the values its loops store for the reverse sweep "
+                f"(a loop that writes a local array an iteration later reads keeps a copy of the array per "
+                f"iteration). `nestgrad.differentiate(f).report(theta, *data)` says which loop stores what; keep a "
+                f"recursion's state in scalar variables (s = s * b + x[i]) instead of an array the size of the data")
         self._impl = backends.backend_class(self.backend)(self.derivative, self.data, self.dtype, self.ndim,
                                                           self.scratch_size)
         self.nbad = self.nbad_total = self.ncalls_total = 0

@@ -218,3 +218,35 @@ def test_a_reduction_over_arrays_of_different_lengths_is_an_error_before_any_sam
     # a local array's length is not a data shape: the checked run finds the mismatch (numpy's error, at its line)
     with pytest.raises(KernelIndexError, match=rf"^{kernels}:{at('np.dot(buf, x)')}: .*different lengths"):
         _make(kernels, "local_dot", {"x": np.ones(2)}, ["a"])
+
+
+RECURSION = '''
+import numpy as np
+
+
+def cum_local(theta, x):
+    n = x.shape[0]
+    s = np.zeros(n)
+    s[0] = x[0] * theta[0]
+    for i in range(1, n):
+        s[i] = s[i - 1] * theta[1] + x[i] * theta[0]
+    total = 0.0
+    for i in range(n):
+        total += -0.5 * (s[i] - 1.0) ** 2
+    return total
+'''
+
+
+def test_a_kernel_storing_more_per_sample_than_any_batch_could_hold_is_refused_with_the_way_out(tmp_path,
+                                                                                                 monkeypatch):
+    """A recursion kept in a data-sized local array stores a copy of it per iteration, N^2 values: at N = 1e5 the
+    first call died of numpy's "Unable to allocate 596 GiB" with no word of why."""
+    from nestgrad.likelihoods import LikelihoodError, likelihood
+
+    (tmp_path / "recursion.py").write_text(RECURSION)
+    monkeypatch.setattr(likelihood, "MAX_SCRATCH_BYTES", 2 ** 20)  # the N^2 growth, at a size a test affords
+    x = np.ones(1000)
+    with pytest.raises(LikelihoodError, match=r"recursion.py:5:1: kernel 'cum_local' keeps [\d,]+ values .*report"
+                                              r".*scalar variables"):
+        Likelihood(f"{tmp_path / 'recursion.py'}:cum_local", ["a", "b"], {"x": x}, backend="python")
+    Likelihood(f"{tmp_path / 'recursion.py'}:cum_local", ["a", "b"], {"x": x[:100]}, backend="python")
