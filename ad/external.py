@@ -82,6 +82,8 @@ def function(k, target):
     if (k, target) in _COMPILED:
         return _COMPILED[(k, target)]
     if k not in _TABLE:
+        _register_by_name(k)
+    if k not in _TABLE:
         raise LookupError(f"nestgrad: the generated module calls {k}, which this process has not registered: "
                           "differentiate the kernel (ad.differentiate) before importing its generated module")
     fn = _TABLE[k]
@@ -102,6 +104,31 @@ def function(k, target):
         raise ValueError(target)
     _COMPILED[(k, target)] = out
     return out
+
+
+def _register_by_name(k):
+    """Register the function of key ``k`` from its module when this process has not differentiated the kernel
+    that calls it (the child process that compiles the sampler's kernel imports the generated module, with the
+    modules the functions live in, but differentiates nothing): the module is taken from ``sys.modules`` or
+    imported by name, and the function is registered only if its key (digest included) is ``k``."""
+    import importlib
+    import sys
+
+    path = k.rpartition(":")[0]
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        name = ".".join(parts[:cut])
+        module = sys.modules.get(name)
+        if module is None:
+            try:
+                module = importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - not a module by that name: a shorter prefix may be
+                continue
+        obj = module
+        for attribute in parts[cut:]:
+            obj = getattr(obj, attribute, None)
+        if obj is not None and callable(obj) and key(obj) == k:
+            return
 
 
 def used_keys(*programs):

@@ -89,10 +89,14 @@ def _module_plan(names):
         seen.add(module.__name__)
         by_name = _by_name(module)
         if not by_name:  # a module loaded from a file under its own name: what it looks up must come first
-            for value in vars(module).values():
+            for attribute, value in vars(module).items():
                 if isinstance(value, types.ModuleType) and getattr(value, "__file__", None):
                     if value.__name__ in sys.modules and not _by_name(value):
                         visit(value)
+                elif attribute.startswith("_ext_"):  # a function with an adjoint rule the generated code calls
+                    home = sys.modules.get(getattr(getattr(value, "py_func", value), "__module__", None))
+                    if home is not None and getattr(home, "__file__", None):
+                        visit(home)  # imported first, so that the child finds it (ad.external.function)
         plan.append((module.__name__, module.__file__, by_name))
 
     for name in names:
