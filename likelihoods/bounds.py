@@ -140,7 +140,7 @@ def check(kernel, use, data, params, points):
     _check_reduction_lengths(use, shapes, values, params)
     if not (proven and use.complete):
         checked_evaluation(kernel, use, data, points(), params)
-    elif use.local_arrays or use.reductions:  # one run of the plain kernel (a large one costs seconds of Python)
+    elif use.local_arrays:  # one run of the plain kernel (a large one costs seconds of Python)
         checked_evaluation(kernel, use, data, points()[:1], params)
 
 
@@ -195,11 +195,16 @@ def _check_reduction_lengths(use, shapes, values, params):
         listed = ", ".join(f"{what} has {n}" for what, n in known)
         message = (f"{text} reduces arrays of different lengths ({listed}): its loop runs over the first one's "
                    f"length, element by element (no broadcasting); make the operands equally long")
-        theta_name = use.args[0]
-        if any(size[1] == theta_name for _, size in operands):
-            raise ParamsError(filename, line, col, f"{message} ({theta_name} holds the {len(params)} parameter(s) "
-                                                   f"params names: {', '.join(params)})", array=theta_name)
-        raise KernelIndexError(filename, line, col, message, array=None)
+        raise _lengths_error(filename, line, col, message, any(size[1] == use.args[0] for _, size in operands),
+                             use, params)
+
+
+def _lengths_error(filename, line, col, message, with_theta, use, params):
+    """The error for a reduction over arrays of different lengths: a ParamsError naming params when theta is one."""
+    if with_theta:
+        return ParamsError(filename, line, col, f"{message} ({use.args[0]} holds the {len(params)} parameter(s) "
+                                                f"params names: {', '.join(params)})", array=use.args[0])
+    return KernelIndexError(filename, line, col, message, array=None)
 
 
 # numpy's messages for operands of different lengths (np.dot; elementwise arithmetic inside np.sum)
@@ -216,11 +221,8 @@ def _lengths_differ(error, use, theta, params):
     message = (f"{text} combines arrays of different lengths ({error}), found by running the kernel in Python at "
                f"{where}; the compiled reduction runs over the first operand's length and would read past the "
                "shorter one")
-    theta_name = use.args[0]
-    if re.search(rf"\b{re.escape(theta_name)}\b", text):
-        return ParamsError(frame.filename, line, col, f"{message} ({theta_name} holds the {len(params)} parameter(s) "
-                                                      f"params names: {', '.join(params)})", array=theta_name)
-    return KernelIndexError(frame.filename, line, col, message, array=None)
+    return _lengths_error(frame.filename, line, col, message, re.search(rf"\b{re.escape(use.args[0])}\b", text),
+                          use, params)
 
 
 def _failing_expression(frame):

@@ -98,20 +98,23 @@ _MISSING = {"na", "n/a", "null", "none", "missing", "nil", "-"}
 
 
 def _load_text(path, delimiter):
-    lines = _content_lines(path)
-    header = bool(lines) and all(_NAME.match(field) and field.strip("\"'").lower() not in _MISSING
-                                 for field in _fields(lines[0][1], delimiter))
+    first = next(_content_lines(path), None)
+    header = first is not None and all(_NAME.match(field) and field.strip("\"'").lower() not in _MISSING
+                                       for field in _fields(first[1], delimiter))
     try:
-        return np.loadtxt(path, delimiter=delimiter, ndmin=1, skiprows=lines[0][0] if header else 0)
-    except ValueError as error:
+        return np.loadtxt(path, delimiter=delimiter, ndmin=1, skiprows=first[0] if header else 0)
+    except ValueError as error:  # read again, in Python, only to say where
+        lines = list(_content_lines(path))
         raise ValueError(_text_problem(lines[1:] if header else lines, delimiter) or str(error)) from None
 
 
 def _content_lines(path):
-    """``[(line number, text)]`` of the lines that hold values (not blank, not ``#`` comments)."""
+    """``(line number, text)`` of the lines that hold values (not blank, not ``#`` comments), in order."""
     with open(path, encoding="utf-8") as handle:
-        return [(number, text.split("#", 1)[0].strip()) for number, text in enumerate(handle, 1)
-                if text.split("#", 1)[0].strip()]
+        for number, text in enumerate(handle, 1):
+            content = text.split("#", 1)[0].strip()
+            if content:
+                yield number, content
 
 
 def _fields(text, delimiter):

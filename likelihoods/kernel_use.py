@@ -77,16 +77,15 @@ class KernelUse:
     file the analysis read: the kernel's and its helpers'); ``complete`` False when the analysis met code it
     could not read (then it claims nothing: every argument is opaque and reads are left to the checked run);
     ``local_arrays``: the kernel allocates arrays of its own (``np.zeros``/``np.empty``), whose accesses the
-    analysis does not judge (the checked run does); ``reductions``: it reduces whole rows or arrays (``np.dot``,
-    ``np.sum``), whose operands' lengths the analysis does not compare (the checked run does: the generated loop
-    runs over the first operand's length and would read past a shorter one)."""
+    analysis does not judge (the checked run does); ``reduction_lengths``: per reduction (``np.dot``, ``np.sum``)
+    over arguments, their lengths as sizes of the arguments' shapes, which must agree (the generated loop runs over
+    the first operand's length); reductions over local arrays are left to the checked run of ``local_arrays``."""
     args: tuple
     uses: dict
     accesses: list
     files: set
     complete: bool = True
     local_arrays: bool = False
-    reductions: bool = False
     reduction_lengths: list = field(default_factory=list)  # [(text, (file, line, col), [(operand, size)])]
 
     @property
@@ -352,7 +351,6 @@ class _Walker:
         a 1-D array unless the function uses it as a number elsewhere (the differentiator's own rule)."""
         from nestgrad.ad.sugar import full_slice, scalar_argument_uses
 
-        self.result.reductions = True
         env = ctx[0]
         scalars = scalar_argument_uses(self.node, lambda call: isinstance(call.func, ast.Name)
                                        and self.helper(call.func) is not None)

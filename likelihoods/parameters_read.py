@@ -12,7 +12,7 @@ from .index_forms import size_value
 
 def parameters_read(use, nparams, shapes=None, values=None):
     """The set of theta indices (0..nparams-1) the kernel may read, or None when that cannot be told.
-    ``shapes``: {argument: shape} of the data; ``values``: {argument: int} of integer scalar data."""
+    ``shapes``, ``values``: ``bounds.data_sizes`` of the data (theta's shape included)."""
     name = use.args[0]
     theta = use.uses[name]
     if not use.complete or theta.opaque or theta.reduced or theta.unpack is not None or theta.scalar_at is not None:
@@ -22,7 +22,7 @@ def parameters_read(use, nparams, shapes=None, values=None):
         return read
     if shapes is None:
         return None
-    shapes, values = {**shapes, name: (nparams,)}, values or {}
+    values = values or {}
     for access in use.accesses:
         if access.array != name:
             continue
