@@ -15,6 +15,7 @@ and ``sampler.live_device.DeviceLiveStore`` (device memory, ``backend: gpu``). W
 their live set in one; ``ENABLED = False`` keeps the CPU backend's in plain arrays (the tests compare the two).
 """
 
+import numba
 import numpy as np
 
 from .geometry import max_norm2_of_rows
@@ -84,12 +85,16 @@ class HostLiveStore(SlotStore):
         return bigger
 
     def put_host_rows(self, slots, u, theta) -> None:
-        self.u[slots], self.theta[slots] = u, theta
+        slots = np.ascontiguousarray(slots, dtype=np.int64)
+        _scatter_rows(self.u, slots, np.ascontiguousarray(u, dtype=np.float64))
+        _scatter_rows(self.theta, slots, np.ascontiguousarray(theta, dtype=np.float64))
 
     def gather(self, source, slots) -> np.ndarray:
         """Rows ``slots`` of ``source`` (``self.u`` or ``self.theta``) as a new array."""
         self.rows_to_host += len(slots)
-        return source[np.asarray(slots, dtype=np.int64)]
+        # np.take, not source[slots]: numpy's fancy indexing of rows was 20x slower (1e5 of 1.1e6 rows of 4 columns:
+        # 14.4 ms against 0.74 ms; 1e4 of 1.1e5 rows of 30: 0.61 against 0.15 ms), the same values.
+        return np.take(source, np.asarray(slots, dtype=np.int64), axis=0)
 
     def max_whitened_norm2(self, source, slots, mean, inverse, diagonal) -> float:
         """``geometry.max_whitened_norm2`` of rows ``slots`` of ``source``, read in place in storage order (a
@@ -98,6 +103,23 @@ class HostLiveStore(SlotStore):
         chosen = np.zeros(source.shape[0], np.bool_)
         chosen[slots] = True
         return max_norm2_of_rows(source, chosen, mean, inverse, diagonal)
+
+
+def compiled_signatures():
+    """``[(dispatcher, signature)]`` of this module's compiled helper (compiled ahead, as
+    ``sampler.clustering.compiled_signatures``)."""
+    f8_2 = numba.float64[:, ::1]
+    return [(_scatter_rows, (f8_2, numba.int64[::1], f8_2))]
+
+
+@numba.njit(cache=True, nogil=True)
+def _scatter_rows(target, slots, rows):
+    """``target[slots] = rows`` row by row: numpy's fancy assignment of rows took 7.5 ms for 1e5 rows of 4 columns
+    into 1.1e6 (this loop 1.3 ms)."""
+    for j in range(slots.shape[0]):
+        s = slots[j]
+        for a in range(target.shape[1]):
+            target[s, a] = rows[j, a]
 
 
 class SlotAdvance:

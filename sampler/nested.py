@@ -248,7 +248,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         new_u, new_theta = _resident_rows(state.u, state.theta, removed, survivors, k)
         survivor_u = new_u.rows(new_u.slots[:ns])
     else:
-        dead_u, dead_theta = state.u[removed], state.theta[removed]
+        dead_u, dead_theta = np.take(state.u, removed, axis=0), np.take(state.theta, removed, axis=0)
         new_u, new_theta = _survivors_first(state.u, survivors, ws.out_u), _survivors_first(state.theta, survivors,
                                                                                             ws.out_theta)
         survivor_u = new_u[:ns]
@@ -274,7 +274,7 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     if resident:  # the chains read their starts and write their end points in the store
         u_start, destination = state.u.rows(state.u.slots[starts]), {"into": new_u.slots[ns:]}
     else:
-        u_start, destination = np.ascontiguousarray(state.u[starts]), {}
+        u_start, destination = np.take(state.u, starts, axis=0), {}
     proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
                      proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays(), **destination)
 

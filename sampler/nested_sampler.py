@@ -56,7 +56,7 @@ def _compile_helpers():
     child process compiling the chain kernel."""
     for dispatcher, signature in (prior_families.compiled_signatures() + clustering.compiled_signatures()
                                   + geo.compiled_signatures() + float_text.compiled_signatures()
-                                  + evidence.compiled_signatures()):
+                                  + evidence.compiled_signatures() + live_rows.compiled_signatures()):
         dispatcher.compile(signature)
 
 
