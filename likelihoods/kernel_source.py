@@ -170,6 +170,7 @@ def _execute(loaded):
     sys.modules[name] = module
     linecache.cache[loaded.path] = (len(loaded.text), None, loaded.text.splitlines(True), loaded.path)
     folder = os.path.dirname(loaded.path)
+    _forget_other_kernels_siblings(folder)
     sys.path.insert(0, folder)
     try:
         exec(compile(loaded.text, loaded.path, "exec", dont_inherit=True), module.__dict__)
@@ -183,6 +184,32 @@ def _execute(loaded):
             sys.path.remove(folder)  # the first occurrence: the one inserted above
     loaded.module = module
     return module
+
+
+def _forget_other_kernels_siblings(folder):
+    """Drop from ``sys.modules`` the modules that another kernel file's folder supplied (imported while that folder
+    was first on ``sys.path``, which it no longer is) under the name of a module beside this file, so that this
+    file's ``from helpers import f`` imports its own ``helpers.py``, as ``python kernel.py`` would: two kernels in
+    one process, each beside its own ``helpers.py``, both sampled the first one's likelihood. Modules from folders
+    still on ``sys.path`` (installed packages, the user's own) are left alone."""
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    siblings = {name[:-3] for name in entries if name.endswith(".py")}
+    siblings |= {name for name in entries if os.path.isfile(os.path.join(folder, name, "__init__.py"))}
+    searched = {os.path.abspath(entry or os.curdir) for entry in sys.path}
+    for name in siblings & set(sys.modules):
+        origin = getattr(sys.modules[name], "__file__", None)
+        if origin is None:
+            continue
+        origin = os.path.abspath(origin)
+        top = os.path.dirname(os.path.dirname(origin)) if os.path.basename(origin) == "__init__.py" else \
+            os.path.dirname(origin)
+        if top == folder or top in searched:
+            continue
+        for loaded_name in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
+            del sys.modules[loaded_name]
 
 
 def _user_line(error, path):

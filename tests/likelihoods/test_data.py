@@ -218,6 +218,26 @@ def test_a_kernel_file_imports_its_sibling_modules(tmp_path):
     assert str(folder) not in sys.path
 
 
+def test_two_kernel_files_each_get_their_own_sibling_module(tmp_path):
+    """An outsider ran two configs in one process, each kernel beside its own ``helpers.py`` (``centre()`` 1.0 and
+    5.0): the second kernel imported the first one's ``helpers`` (already in ``sys.modules``) and sampled the first
+    likelihood, with its digest. Each now imports its own, as ``python kernel.py`` would; an installed package of a
+    sibling's name (numpy) is not replaced."""
+    values = []
+    for run, centre in (("first", 1.0), ("second", 5.0)):
+        folder = tmp_path / run
+        folder.mkdir()
+        (folder / "helpers_of_a_kernel.py").write_text(f"def centre():\n    return {centre!r}\n")
+        (folder / "numpy.py").write_text("raise ImportError('the sibling numpy.py was imported')\n")
+        (folder / "model.py").write_text("from helpers_of_a_kernel import centre\n\n\ndef k(theta, w):\n"
+                                         "    r = (theta[0] - centre()) / w\n    return -0.5 * r * r\n")
+        L = Likelihood(f"{folder / 'model.py'}:k", ["x"], {"w": 1.0}, backend="python")
+        value, grad = L.logl_and_grad(np.array([[0.0]]))
+        values.append((value[0], grad[0, 0]))
+    assert values == [(-0.5, 1.0), (-12.5, 5.0)]
+    assert np.__file__ != str(tmp_path / "second" / "numpy.py")
+
+
 def test_theta_read_beyond_params_is_named(kernel_file):
     with pytest.raises(LikelihoodError, match=r"gaussian4d.py:\d+:\d+: .*theta\[3\].*3 parameter"):
         Likelihood(gaussian4d.kernel, ["mu1", "mu2", "sigma1"], {"x": np.zeros((2, 3))})
