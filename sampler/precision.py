@@ -9,8 +9,9 @@ parameters.
 
 The unit cube's reach. The chains move in the priors' quantiles ``u``, float64 numbers in [0, 1], which are dense
 near 0 and spaced 1.1e-16 apart below 1: an unbounded prior's upper tail ends, for the sampler, at ``u = 1 - 2^-53``
-(8.2 sds into a normal's upper tail, 37 scales into an exponential's; its lower tail reaches 38 sds). A posterior
-beyond that is cut off there, silently; within :data:`MIN_REACH_SDS` posterior sds of it the run says so.
+(8.2 sds into a normal's upper tail, 37 scales into an exponential's; its lower tail reaches 38 sds), and so does a
+bounded prior whose bound lies beyond that (a truncated normal on [-5, 100]). A posterior beyond that is cut off
+there, silently; within :data:`MIN_REACH_SDS` posterior sds of it the run says so.
 """
 
 import numpy as np
@@ -55,32 +56,43 @@ def coarse_parameters(params, theta, weights, dtype) -> list[str]:
 
 
 def reach(distribution) -> tuple:
-    """``(lowest, highest)`` parameter values the unit cube's float64 values map ``distribution`` to, on its
-    unbounded sides (None on a bounded side: its support ends there, not the cube's reach)."""
-    low, high = distribution.bounds()
+    """``(lowest, highest)`` parameter values the unit cube's float64 values map ``distribution`` to, or None on a
+    side whose hard bound they reach (the support ends there, not the cube's reach). A bound counts as reached
+    within a millionth of the prior's interquartile range: a truncated normal on [-5, 100] ends for the sampler at
+    8.2 sds, far short of its bound (an outsider's posterior 10 sds out was cut there without a word)."""
+    bounds = distribution.bounds()
+    quartiles = distribution.transform(np.array([0.25, 0.75]))
+    tolerance = 1e-6 * abs(float(quartiles[1] - quartiles[0]))
     ends = []
-    for bounded, us, pick in ((low is not None, _BOTTOM, np.min), (high is not None, _TOP, np.max)):
+    for bound, us, pick in zip(bounds, (_BOTTOM, _TOP), (np.min, np.max)):
         values = distribution.transform(us)
         values = values[np.isfinite(values)]
-        ends.append(None if bounded or values.size == 0 else float(pick(values)))
+        end = None if values.size == 0 else float(pick(values))
+        reached = end is None or (bound is not None and abs(end - bound) <= tolerance)
+        ends.append(None if reached else end)
     return tuple(ends)
 
 
 def beyond_reach(prior, theta, weights) -> list[str]:
     """Messages for the parameters whose weighted posterior mean lies within :data:`MIN_REACH_SDS` posterior sds
-    of the end of its prior's reach (:func:`reach`); ``prior`` a ``sampler.priors.Prior``."""
+    of the end of its prior's reach (:func:`reach`); ``prior`` a ``sampler.priors.Prior``. Where the support has a
+    bound beyond that end, only when the part out of reach is at least a posterior sd wide (a Beta posterior piled
+    against 1 is not cut by the last 1e-6 of the support that the table's quantiles do not reach)."""
     distributions = getattr(prior, "distributions", None)
     if not distributions or theta.shape[0] == 0 or not np.sum(weights) > 0:
         return []
     mean, sd = _weighted_moments(theta, weights)
     messages = []
     for (name, dist), m, s in zip(distributions.items(), mean, sd):
-        for side, end in zip(("lower", "upper"), reach(dist)):
+        for side, end, bound in zip(("lower", "upper"), reach(dist), dist.bounds()):
             if end is None or not abs(end - m) < MIN_REACH_SDS * s:
                 continue
+            if bound is not None and abs(bound - end) < s:
+                continue
             where = "u = 1 - 1.1e-16" if side == "upper" else "u near 1e-300"
+            normal = dist.family in ("normal", "truncnormal")
             flip = ("; or sample minus the parameter, under the mirrored normal prior: float64 reaches 38 sds "
-                    "into a normal's lower tail and 8.2 into its upper") if side == "upper" and dist.family == "normal" else ""
+                    "into a normal's lower tail and 8.2 into its upper") if side == "upper" and normal else ""
             messages.append(
                 f"parameter {name}: its posterior (mean {m:.6g}, sd {s:.3g}) lies {abs(end - m) / s:.2g} sds from "
                 f"{end:.6g}, where its {dist.describe()} prior's {side} tail ends for the sampler ({where}, the last "

@@ -10,7 +10,8 @@ from scipy import stats
 from nestgrad.likelihoods import Likelihood
 from nestgrad.sampler import NestedSampler
 from nestgrad.sampler.precision import PriorReachWarning, beyond_reach, reach
-from nestgrad.sampler.priors import Cauchy, Exponential, HalfNormal, LogNormal, Normal, Prior, Uniform
+from nestgrad.sampler.priors import (Beta, Cauchy, Exponential, HalfNormal, LogNormal, Normal, Prior, TruncatedNormal,
+                                    Uniform)
 
 TOP = 2.0 ** -53  # 1 - TOP is the largest float64 below 1
 
@@ -23,6 +24,12 @@ TOP = 2.0 ** -53  # 1 - TOP is the largest float64 below 1
     (LogNormal(0.0, 0.5), None, math.exp(0.5 * stats.norm.isf(TOP))),
     (Cauchy(0.0, 1.0), -math.inf, math.inf),  # beyond 1e15 scales (tan near pi/2 rounds: no sharper claim)
     (Uniform(-1.0, 1.0), None, None),
+    # Bounded sides count only where the cube does not reach the bound: a truncated normal past 8.2 sds above its
+    # mean ends there (an outsider's posterior at 10 sds was cut silently); mirrored or within reach it does not.
+    (TruncatedNormal(0.0, 1.0, -5.0, 100.0), None, stats.norm.isf(TOP)),
+    (TruncatedNormal(0.0, 1.0, -100.0, 5.0), stats.norm.ppf(5e-324), None),
+    (TruncatedNormal(0.0, 1.0, 3.0, 4.0), None, None),
+    (TruncatedNormal(0.0, 1.0, 10.0, 12.0), None, None),
 ])
 def test_reach_is_the_quantile_of_the_last_float64_unit_cube_values(dist, low, high):
     got_low, got_high = reach(dist)
@@ -58,6 +65,15 @@ def test_beyond_reach_names_a_posterior_against_the_end_of_the_upper_tail_only()
     theta, w = _posterior(36.0, 0.5)
     assert len(beyond_reach(Prior({"x": Exponential(1.0)}), theta, w)) == 1
     assert beyond_reach(Prior({"x": Uniform(0.0, 36.75)}), theta, w) == []
+    # A truncated normal whose bound lies beyond the cube's reach ends where the normal does.
+    theta, w = _posterior(8.0, 0.45)
+    messages = beyond_reach(Prior({"x": TruncatedNormal(0.0, 1.0, -5.0, 100.0)}), theta, w)
+    assert len(messages) == 1 and "upper tail" in messages[0] and "8.2" in messages[0], messages
+    assert "mirrored normal prior" in messages[0]
+    # Bounds the cube nearly reaches: the part out of reach is narrower than the posterior sd.
+    assert beyond_reach(Prior({"x": TruncatedNormal(0.0, 1.0, 3.0, 9.0)}), theta, w) == []
+    theta, w = _posterior(1.0 - 3e-4, 1e-4)
+    assert beyond_reach(Prior({"x": Beta(2.0, 5.0)}), np.minimum(theta, 1.0), w) == []
 
 
 def narrow(theta, mu, s):
