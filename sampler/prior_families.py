@@ -98,7 +98,10 @@ def transform_one(codes, args, u, theta_out, jac_out):
             theta = a0 + (a1 - a0) * x
             jac = a1 - a0
         elif c == LOGUNIFORM:  # low, high (args[i, 2] = log(high / low))
-            theta = a0 * math.exp(args[i, 2] * x)
+            if args[i, 2] < 700.0:
+                theta = a0 * math.exp(args[i, 2] * x)
+            else:  # high / low above 1e304: exp(log(high / low) u) overflows before the product with low
+                theta = math.exp(math.log(a0) + args[i, 2] * x)
             jac = theta * args[i, 2]
         elif c == NORMAL:  # mu, sigma
             z = ndtri(x)

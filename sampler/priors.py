@@ -114,6 +114,10 @@ class Distribution:
         if hasattr(self, "low") and hasattr(self, "high") and not self.low < self.high:
             raise PriorError(f"{self.family}: needs low < high, got low={self.low!r}, high={self.high!r}", "high",
                              f"high ({self.high!r}) must be greater than low ({self.low!r})")
+        if hasattr(self, "low") and hasattr(self, "high") and not math.isfinite(self.high - self.low):
+            raise PriorError(f"{self.family}: high - low = {self.high!r} - {self.low!r} overflows float64 (about "
+                             f"1.8e308)", "high", f"high - low must be below about 1.8e308 (float64's largest "
+                             f"number); got low={self.low!r}, high={self.high!r}")
 
     def row(self) -> np.ndarray:
         """This family's row of the numba argument table (length ``TABLE_START``, longer for tables)."""
@@ -288,7 +292,9 @@ class LogUniform(Distribution):
     latex = r"\log\mathcal{{U}}({low}, {high})"
 
     def row(self):
-        return _row(self.low, self.high, math.log(self.high / self.low))
+        ratio = self.high / self.low  # above 1.8e308 (bounds 1e-300 and 1e300) the ratio overflows; its log does not
+        return _row(self.low, self.high, math.log(ratio) if math.isfinite(ratio) else
+                    math.log(self.high) - math.log(self.low))
 
 
 @register
