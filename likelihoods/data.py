@@ -97,12 +97,23 @@ _NAME = re.compile(r"""^["']?[A-Za-z_][^"']*["']?$""")
 _MISSING = {"na", "n/a", "null", "none", "missing", "nil", "-"}
 
 
+def _is_name(field):
+    """Whether a first-line field is a column name: ``nan``, ``inf`` and ``-Infinity`` are numbers (a first row of
+    them was dropped as a header), ``NA`` a missing value."""
+    bare = field.strip("\"'")
+    try:
+        float(bare)
+        return False
+    except ValueError:
+        return bool(_NAME.match(field)) and bare.lower() not in _MISSING
+
+
 def _load_text(path, delimiter):
     first = next(_content_lines(path), None)
-    header = first is not None and all(_NAME.match(field) and field.strip("\"'").lower() not in _MISSING
-                                       for field in _fields(first[1], delimiter))
-    try:
-        return np.loadtxt(path, delimiter=delimiter, ndmin=1, skiprows=first[0] if header else 0)
+    header = first is not None and all(_is_name(field) for field in _fields(first[1], delimiter))
+    try:  # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of the first value
+        return np.loadtxt(path, delimiter=delimiter, ndmin=1, skiprows=first[0] if header else 0,
+                          encoding="utf-8-sig")
     except ValueError as error:  # read again, in Python, only to say where
         lines = list(_content_lines(path))
         raise ValueError(_text_problem(lines[1:] if header else lines, delimiter) or str(error)) from None
@@ -110,7 +121,7 @@ def _load_text(path, delimiter):
 
 def _content_lines(path):
     """``(line number, text)`` of the lines that hold values (not blank, not ``#`` comments), in order."""
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8-sig") as handle:
         for number, text in enumerate(handle, 1):
             content = text.split("#", 1)[0].strip()
             if content:

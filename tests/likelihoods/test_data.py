@@ -1,5 +1,5 @@
 """Data loading, shape checks against the kernel's indexing, casting, and kernel file references."""
-
+import math
 import re
 import textwrap
 import warnings
@@ -277,6 +277,12 @@ def test_params_must_be_a_list_of_names():
     ("NA\n0.1\n", "line 1, column 1: 'NA' is not a number"),
     ("x,y\n1,2\n3,4\n5,oops\n", "line 4, column 2: 'oops' is not a number"),  # file lines, the header counted
     ("1,2\n3\n", "line 2 has 1 values, line 1 has 2"),
+    # A first row of infinities or NaN is data (an outsider's such row was dropped as a header, silently).
+    ("inf,-inf\n1,2\n", [[math.inf, -math.inf], [1, 2]]),
+    ("-Infinity\n2\n", [-math.inf, 2]),
+    # A byte-order mark (Excel's "CSV UTF-8") before a header or a first value.
+    ("\ufeffx,y\n1,2\n3,4\n", [[1, 2], [3, 4]]),
+    ("\ufeff1,2\n3,4\n", [[1, 2], [3, 4]]),
 ])
 def test_text_tables_take_a_header_only_when_it_is_names_and_say_the_file_line(tmp_path, text, expected):
     """An outsider's CSV whose first value was typed '1O.0' lost that row silently (any first line that failed to
@@ -289,3 +295,11 @@ def test_text_tables_take_a_header_only_when_it_is_names_and_say_the_file_line(t
             load_value("y", str(tmp_path / "y.csv"))
     else:
         assert load_value("y", str(tmp_path / "y.csv")).tolist() == expected
+
+
+def test_a_first_row_of_nan_is_data_not_a_header(tmp_path):
+    from nestgrad.likelihoods.data import load_value
+
+    (tmp_path / "y.txt").write_text("nan nan\n2.0 3.0\n")
+    values = load_value("y", str(tmp_path / "y.txt"))
+    assert values.shape == (2, 2) and np.isnan(values[0]).all() and values[1].tolist() == [2.0, 3.0]
