@@ -431,8 +431,9 @@ class Lowerer(CallsMixin):
                 return v
             raise self.unsupported(e, f"{e.id!r} is not an array argument: only kernel arguments can be indexed")
         if isinstance(e, ast.Name) and e.id in self.src.namespace:  # a module-level array, read as a constant
-            raise self.unsupported(e, f"{e.id!r} is a module-level value, not a kernel argument: pass it as data "
-                                      f"(an argument of the kernel, given in `data`) to index it")
+            raise self.unsupported(e, f"{e.id!r} is a value from outside the kernel (module level or an enclosing "
+                                      f"function), not a kernel argument: pass it as data (an argument of the "
+                                      f"kernel, given in `data`) to index it")
         raise self.unsupported(e, "only array arguments can be indexed")
 
     def subscript(self, e):

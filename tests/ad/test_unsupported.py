@@ -156,7 +156,7 @@ def test_module_level_array_is_named_and_the_fix_given():
     """A module-level array read in the kernel (a constant table) is data: the message names it and says so."""
     with pytest.raises(ad.UnsupportedError) as info:
         ad.differentiate(bad.global_array, wrt="theta")
-    assert "'COEFFICIENTS' is a module-level value" in str(info.value) and "pass it as data" in str(info.value)
+    assert "'COEFFICIENTS' is a value from outside the kernel (module level" in str(info.value) and "pass it as data" in str(info.value)
 
 
 @pytest.mark.parametrize("name, loop, reads", [
