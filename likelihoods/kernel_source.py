@@ -201,7 +201,7 @@ def _forget_other_kernels_siblings(folder):
     searched = {os.path.abspath(entry or os.curdir) for entry in sys.path}
     for name in siblings & set(sys.modules):
         origin = getattr(sys.modules[name], "__file__", None)
-        if origin is None:
+        if origin is None or name.startswith("__"):  # __main__ is the running program, whatever its folder
             continue
         origin = os.path.abspath(origin)
         top = os.path.dirname(os.path.dirname(origin)) if os.path.basename(origin) == "__init__.py" else \
