@@ -49,6 +49,16 @@ class AllLiveTied(Exception):
     """Every live point has the same log-likelihood, after widening: the contour cannot rise; the run ends."""
 
 
+class InfiniteLikelihood(Exception):
+    """A chain's end point has log-likelihood +inf: the evidence would be infinite; the run stops.
+
+    theta: the first such point's parameters; count: how many of the iteration's new points are +inf."""
+
+    def __init__(self, theta, count):
+        super().__init__(f"{count} new point(s) have logL = +inf, the first at theta = {list(theta)}")
+        self.theta, self.count = theta, count
+
+
 # Points that widening on a plateau may add: 10 x nlive, at most 100,000. A region above the plateau holding a
 # fraction f of the contour's volume is found with about that many times f points (a likelihood clipped to a floor
 # over 99.9% of a 5-D prior with a narrow peak: f ~ 1e-3, so ~5 points at nlive 500, missed on ~1% of seeds). A
@@ -277,6 +287,11 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         u_start, destination = np.take(state.u, starts, axis=0), {}
     proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
                      proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays(), **destination)
+    infinite = np.flatnonzero(ws.out_logl == np.inf)  # above every contour: a chain that reaches +inf keeps it
+    if infinite.size:
+        first = ns + int(infinite[0])
+        raise InfiniteLikelihood(np.asarray(new_theta[first] if resident else ws.out_theta[infinite[0]], float),
+                                 int(infinite.size))
 
     stats = ws.stats
     steps = int(stats[:, STAT_STEPS].sum())

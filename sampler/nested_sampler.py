@@ -23,7 +23,7 @@ from .hmc import CTRL_DENSE, CTRL_REFRESH, NCTRL
 from .hmc_cpu import compiled_kernel
 from .hmc_runtime import AdaptiveThreads, ChainWorkspace
 from .hmc_settings import HMCSettings
-from .nested import AllLiveTied, NSState, Proposal, step
+from .nested import AllLiveTied, InfiniteLikelihood, NSState, Proposal, step
 from .priors import Prior
 from .progress import LARGE_RUN, Progress
 from .results import Results
@@ -363,6 +363,15 @@ class NestedSampler:
                     except AllLiveTied:  # a plateau holds every live point: the final live points carry the rest
                         tied = (float(state.logl[0]), state.logl.size)
                         break
+                    except InfiniteLikelihood as error:  # no checkpoint: the iteration has reused the dead rows
+                        at = ", ".join(f"{p} = {v!r}" for p, v in zip(self.params, error.theta.tolist()))
+                        kept = (f"; the last checkpoint ({checkpoint}) is kept" if checkpoint is not None
+                                and os.path.exists(checkpoint) else "")
+                        raise SamplerError(f"the log-likelihood returned +inf at {at} (iteration {record.niter + 1},"
+                                           f" {error.count} of {self.k} new points): a log-likelihood must be finite "
+                                           f"or -inf (zero likelihood); +inf makes the evidence infinite. Check the "
+                                           f"kernel there (a log of a density that diverges, a division by "
+                                           f"zero){kept}") from None
                     except mpi_pool.RankError:
                         if checkpoint is not None:  # the last whole iteration, exactly as it was
                             generator.bit_generator.state = before

@@ -22,6 +22,8 @@ def _value(theta, data, scratch):
         return math.nan
     d0 = (theta[0] - 0.3) / 0.1
     d1 = (theta[1] - 0.3) / 0.1
+    if d0 * d0 + d1 * d1 < data[0]:  # +inf near the peak when data[0] > 0 (never for nan_half's data[0] = 0)
+        return math.inf
     return -0.5 * (d0 * d0 + d1 * d1)
 
 
@@ -75,3 +77,21 @@ def test_run_plot_reports_the_nan_share_and_ends_at_the_final_logz(nan_run):
     assert "were NaN" in top.get_title()
     # The accumulated evidence includes the prior mass where the likelihood is NaN (measured at the draws).
     assert evidence_axis.lines[0].get_ydata()[-1] == pytest.approx(res.logz, abs=0.02)
+
+
+def test_plus_infinity_met_by_a_chain_stops_the_run_with_a_message_naming_the_point(tmp_path):
+    """An outsider's kernel returned +inf in a small disc that no initial draw met: the chains found it, sampled
+    on, and the run ended in a bare ValueError (NaN weights) after writing a checkpoint it then called damaged.
+    Now the iteration that meets +inf stops the run with a SamplerError naming the point; no checkpoint of that
+    iteration is written."""
+    from nestgrad.sampler.nested_sampler import SamplerError
+
+    problem = nan_half()
+    problem._kernels = type(problem._kernels)(_value, _value_and_grad, (np.array([0.01]),), 0, problem.dtype)
+    checkpoint = tmp_path / "checkpoint.npz"
+    with pytest.raises(SamplerError, match=r"returned \+inf at a = .*, b = .* \(iteration \d+, \d+ of 20 new") as info:
+        NestedSampler(problem, problem.prior, nlive=200, seed=1).run(progress=False, checkpoint=str(checkpoint))
+    a, b = (float(part.split(" = ")[1]) for part in str(info.value).split(" at ")[1].split(" (")[0].split(", "))
+    assert ((a - 0.3) / 0.1) ** 2 + ((b - 0.3) / 0.1) ** 2 < 0.01  # the point named is in the disc
+    assert not checkpoint.exists() or "is kept" in str(info.value)
+
