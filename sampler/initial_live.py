@@ -41,7 +41,9 @@ def finite_prior_draws(generator, n, d, transform, logl_of):
         raise NoFiniteDraws(f"fewer than {n} of {drawn} prior draws have a finite log-likelihood ({why})")
     u, theta, logl = (np.concatenate(a)[:n] for a in (us, thetas, logls))
     if np.any(logl == np.inf):
-        raise NoFiniteDraws("the log-likelihood returned +inf at a prior draw")
+        first = int(np.flatnonzero(logl == np.inf)[0])
+        raise NoFiniteDraws(f"the log-likelihood returned +inf at a prior draw, theta = {theta[first].tolist()} (in "
+                            f"the order of params): a log-likelihood must be finite or -inf")
     return u, theta, logl, drawn, have, nan
 
 

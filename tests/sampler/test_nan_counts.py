@@ -95,3 +95,14 @@ def test_plus_infinity_met_by_a_chain_stops_the_run_with_a_message_naming_the_po
     assert ((a - 0.3) / 0.1) ** 2 + ((b - 0.3) / 0.1) ** 2 < 0.01  # the point named is in the disc
     assert not checkpoint.exists() or "is kept" in str(info.value)
 
+
+
+def test_plus_infinity_at_an_initial_draw_names_the_draw():
+    from nestgrad.sampler.nested_sampler import SamplerError
+
+    problem = nan_half()
+    problem._kernels = type(problem._kernels)(_value, _value_and_grad, (np.array([1.0]),), 0, problem.dtype)
+    with pytest.raises(SamplerError, match=r"\+inf at a prior draw, theta = \[") as info:
+        NestedSampler(problem, problem.prior, nlive=200, seed=1).run(progress=False)
+    a, b = map(float, str(info.value).split("theta = [")[1].split("]")[0].split(", "))
+    assert ((a - 0.3) / 0.1) ** 2 + ((b - 0.3) / 0.1) ** 2 < 1.0
