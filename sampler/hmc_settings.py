@@ -49,7 +49,8 @@ class HMCSettings(NamedTuple):
     adapt_rate: gain of ``log step += adapt_rate * (target_outside - outside_fraction)``.
     metric: ``dense`` (live-point covariance per cluster), ``diagonal`` (its variances) or ``auto`` (dense up to
         ``dense_max_dim`` dimensions: a dense metric costs O(d^2) per reflection and direction).
-    clustering: find modes among the live points (kNN components) and give each its own metric and ellipsoid.
+    clustering: find modes among the live points (kNN components) and give each its own metric and ellipsoid
+        (proposals only: the results' posterior modes are found either way).
     recluster_every: iterations between clusterings while the live points form one cluster (labels of new points
         follow their regions in between).
     recluster_every_modes: iterations between clusterings while they form several. A small mode can stay joined

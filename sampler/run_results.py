@@ -41,9 +41,11 @@ def posterior_ess(ev, weights, dead, uid, parent):
     return np.append(out, tree.ess(np.where(np.isfinite(dead.logl), dead.logl, 0.0)))
 
 
-def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, logl_at=None, limit=1000):
+def _clusters(dead_u, weights, sample_idx, logz, dense, logl_at=None, limit=1000):
     """Modes of the posterior: clusters of (up to ``limit``) distinct points of the equal-weight resample
-    ``sample_idx``, and the posterior mass and local evidence ``logz + log(mass)`` of every dead point's region.
+    ``sample_idx``, and the posterior mass and local evidence ``logz + log(mass)`` of every dead point's region,
+    whether or not the sampler clustered its live points (``hmc.clustering`` is about proposals; a run that
+    sampled with one metric still has a posterior whose modes are to be told apart).
     With ``logl_at`` (log-likelihoods of unit-cube points), clusters that no valley of more than ``MODE_DIP`` nats
     separates are one mode (``connectivity.Saddles``). Returns ``(modes, region, likelihood evaluations)``."""
     # Distinct points only: a heavy dead point drawn several times is a clique of zero distances in the kNN graph,
@@ -51,7 +53,7 @@ def _clusters(dead_u, weights, sample_idx, logz, hmc, dense, logl_at=None, limit
     _, first = np.unique(sample_idx, return_index=True)
     points = dead_u[sample_idx[np.sort(first)][:limit]]
     evaluations = 0
-    if hmc.clustering and points.shape[0] > 1:
+    if points.shape[0] > 1:
         # A reported mode holds at least 1% of the samples. Smaller groups join their nearest mode: in many
         # dimensions a handful of mutual nearest neighbours forms an island of the kNN graph by chance, and a
         # Gaussian's far tail is sparse enough to look separated.
@@ -119,7 +121,7 @@ def make_results(sampler, state, record, settings, logl_at=None) -> Results:
     # The modes are found among a resample of Kish's size, not of the samples' (an ESS of a couple of hundred
     # for one slow parameter would leave too few points for the kNN graph: a 5-D funnel showed "3 modes").
     mode_idx = evidence.equal_weight_indices(weights, post, size=max(1, int(genealogy.kish_ess(weights))))
-    clusters, region, nlike_modes = _clusters(dead.u, weights, mode_idx, logz, sampler.hmc, sampler.dense, logl_at)
+    clusters, region, nlike_modes = _clusters(dead.u, weights, mode_idx, logz, sampler.dense, logl_at)
     nlike = record.nlike + nlike_modes
     # its own stream: the test's random tie-breaking moves none of the draws above
     ranks = insertion.rank_report(dead.logl, dead.logl_birth, sampler.nlive,

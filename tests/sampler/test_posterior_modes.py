@@ -3,20 +3,15 @@
 Equal-weight samples repeat heavy dead points, and in many dimensions a few mutual nearest neighbours form an
 island of the kNN graph by chance; neither is a mode. A separated mode is reported from 1% of the posterior mass
 (20 of the 2000 samples clustered); a lighter one is counted in its nearest mode."""
-from types import SimpleNamespace
-
 import numpy as np
 
 from nestgrad.sampler.evidence import equal_weight_indices
 from nestgrad.sampler.run_results import _clusters
 
-HMC = SimpleNamespace(clustering=True)
-
-
 def _modes(dead_u, weights, rng):
     weights = weights / weights.sum()
     sample_idx = equal_weight_indices(weights, rng, size=2000)
-    clusters, region, _ = _clusters(dead_u, weights, sample_idx, 0.0, HMC, True)
+    clusters, region, _ = _clusters(dead_u, weights, sample_idx, 0.0, True)
     return clusters, region
 
 
@@ -72,9 +67,9 @@ def test_a_1d_gaussian_posterior_is_one_mode_where_the_knn_graph_cuts_it():
         u = 0.5 + 0.1 * rng.standard_normal((4000, 1))
         weights = np.full(4000, 1.0 / 4000)
         sample_idx = equal_weight_indices(weights, rng, size=1500)
-        plain, _, _ = _clusters(u, weights, sample_idx, 0.0, HMC, True)
+        plain, _, _ = _clusters(u, weights, sample_idx, 0.0, True)
         split += len(plain) > 1
-        clusters, region, evaluations = _clusters(u, weights, sample_idx, 0.0, HMC, True, _gauss_logl(0.5, 0.1))
+        clusters, region, evaluations = _clusters(u, weights, sample_idx, 0.0, True, _gauss_logl(0.5, 0.1))
         assert len(clusters) == 1 and np.all(region == 0), (seed, [c["mass"] for c in clusters])
         assert (evaluations > 0) == (len(plain) > 1)
     assert split > 0  # the case this guards against occurs among these seeds
@@ -91,7 +86,7 @@ def test_separated_modes_stay_apart_with_the_likelihood():
         u, weights = _two_modes(rng, 0.1)
         clusters, _, _ = _clusters(u, weights / weights.sum(), equal_weight_indices(weights / weights.sum(), rng,
                                                                                      size=2000),
-                                   0.0, HMC, True, logl_at)
+                                   0.0, True, logl_at)
         masses = sorted(c["mass"] for c in clusters)
         assert len(masses) == 2 and abs(masses[0] - 0.1) < 1e-9, (seed, masses)
 
@@ -107,4 +102,15 @@ def test_runs_of_a_1d_gaussian_report_one_mode_and_of_two_modes_two():
         res = run(gaussian(1), seed, nlive=300)
         assert len(res.clusters) == 1, (seed, res.clusters)
     res = run(multigauss(2), 0, nlive=300)
+    assert len(res.clusters) == 2 and all(abs(c["mass"] - 0.5) < 0.15 for c in res.clusters), res.clusters
+
+
+def test_modes_are_reported_when_the_sampler_does_not_cluster():
+    """``hmc.clustering: false`` changes the proposals only: the run still reports two modes of half the mass each
+    (before, the report was skipped and said one mode of mass 1, its mean between the two)."""
+    from nestgrad.sampler.nested_sampler import NestedSampler
+    from peer_volumes import multigauss
+
+    problem = multigauss(2)
+    res = NestedSampler(problem, problem.prior, nlive=300, seed=0, hmc={"clustering": False}).run(progress=False)
     assert len(res.clusters) == 2 and all(abs(c["mass"] - 0.5) < 0.15 for c in res.clusters), res.clusters
