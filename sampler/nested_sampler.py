@@ -49,6 +49,20 @@ class SamplerError(ValueError):
     """Invalid sampler settings or inputs; the message names the argument."""
 
 
+def _check_run_limits(**limits):
+    """``run``'s limits against the config's ranges for them (``sampler.max_iter`` and so on): a negative
+    ``max_iter`` stopped a run after its first iteration, a float one was taken as given."""
+    from .config_schema import NUMERIC, Range, range_problem
+
+    for name, value in limits.items():
+        if value is not None:
+            # 0 seconds is allowed here: a checkpoint every iteration, or a run of the initial live points alone
+            allowed = Range(float, 0, 1e9) if name in ("checkpoint_every", "max_time") else NUMERIC[f"sampler.{name}"]
+            problem = range_problem(value, allowed)
+            if problem:
+                raise SamplerError(f"{name}: {problem}")
+
+
 def _compile_helpers():
     """Compile (or load from numba's cache) the small numba functions a run calls between chain launches: with a
     cold cache they took 1.8 s of the first iterations (the prior transform over rows 0.74 s, the clustering's
@@ -290,6 +304,11 @@ class NestedSampler:
         """
         if not dlogz > 0:
             raise SamplerError(f"dlogz must be > 0, got {dlogz!r}")
+        _check_run_limits(max_iter=max_iter, max_nlike=max_nlike, max_time=max_time,
+                          checkpoint_every=checkpoint_every)
+        if callback is not None and not callable(callback):
+            raise SamplerError(f"callback must be a function callback(niter, state, info) or None, got "
+                               f"{type(callback).__name__} {callback!r}")
         freeze_at_exit()
         with one_blas_thread():
             return self._run_or_serve(dlogz, checkpoint, resume, progress, max_iter, max_nlike, max_time,

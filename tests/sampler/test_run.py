@@ -146,6 +146,21 @@ def test_bad_settings_name_the_argument(kwargs, word):
         NestedSampler(PROB, PROB.prior, **kwargs)
 
 
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(max_iter=-1), "max_iter: must be positive"),
+    (dict(max_iter=2.5), "max_iter: expected an integer"),
+    (dict(max_nlike=0), "max_nlike: must be positive"),
+    (dict(max_time=-3.0), "max_time: must be zero or more"),
+    (dict(checkpoint_every=float("nan")), "checkpoint_every: must be a finite number"),
+    (dict(callback=5), "callback must be a function"),
+])
+def test_bad_run_arguments_are_refused_before_sampling(kwargs, message):
+    """A negative ``max_iter`` used to stop the run after one iteration and a non-callable callback failed with
+    a bare TypeError after the first; both are refused by name before anything runs."""
+    with pytest.raises(SamplerError, match=message):
+        NestedSampler(PROB, PROB.prior, nlive=20, seed=1).run(progress=False, **kwargs)
+
+
 def test_prior_must_match_likelihood_parameters():
     wrong = priors.Prior({"a": priors.Uniform(0, 1), "b": priors.Uniform(0, 1), "c": priors.Uniform(0, 1)})
     with pytest.raises(SamplerError, match="do not match"):
