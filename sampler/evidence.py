@@ -224,12 +224,16 @@ def compute(logl, logl_birth, generator=None, ndraws=200) -> Evidence:
     return from_counts(logl, live_counts(logl, births), generator=generator, ndraws=ndraws)
 
 
-def bootstrap_logz(logl, logl_birth, thread, generator, nboot=64) -> np.ndarray:
+def bootstrap_logz(logl, logl_birth, thread, generator, nboot=64, region=None) -> np.ndarray:
     """logZ of ``nboot`` runs made by resampling whole threads with replacement (Higson et al. 2018, dynesty's
     ``resample_run``). A thread is a sequence of points each born when the one before it died, so any multiset
     of threads is itself a valid nested-sampling run, with live counts from its birth contours. The spread of
     these values includes what correlated proposals add to the scatter of logZ, which the shrinkage error
     alone does not see.
+
+    With ``region`` (an integer 0..R-1 per point: the posterior mode it lies in), each resample's log-evidence
+    of every region as well: an array ``(nboot, 1 + R)``, column 0 the whole run's logZ (the same values as
+    without ``region``) and column ``1 + r`` the log of region ``r``'s share of the evidence sum.
 
     The run's points are sorted once: a resample's deaths are the sorted deaths, each repeated as often as its
     thread was drawn, and the resampled points born below a death are a prefix sum of the multiplicities over
@@ -243,14 +247,18 @@ def bootstrap_logz(logl, logl_birth, thread, generator, nboot=64) -> np.ndarray:
     sorted_logl = logl[death_order]
     births_below = np.searchsorted(births[birth_order], sorted_logl, side="left")  # of the whole run
     thread_of_death, thread_of_birth = inverse[death_order], inverse[birth_order]
+    regions = np.zeros(logl.size, np.int64) if region is None else np.asarray(region, np.int64)[death_order]
+    nregions = 1 if region is None else int(regions.max(initial=0)) + 1
 
     log_shrink = _log_shrink_table(logl.size)
 
     def resample_logz(multiplicity):
-        logz = _resample_logz(sorted_logl, births_below, thread_of_death, thread_of_birth, multiplicity, log_shrink)
+        region_logz = np.empty(nregions, np.float64)
+        logz = _resample_logz(sorted_logl, births_below, thread_of_death, thread_of_birth, multiplicity, log_shrink,
+                              regions, region_logz)
         if math.isnan(logz):
             raise ValueError("bootstrap_logz: a point has logl <= logl_birth or the run is inconsistent")
-        return logz
+        return logz if region is None else np.concatenate([[logz], region_logz])
 
     # The draws come in the same order either way; large runs spread the resamples over threads (the compiled
     # pass releases the GIL), a few at a time: the same values, sooner.
@@ -277,16 +285,18 @@ def compiled_signatures():
     """``[(dispatcher, signature)]`` of this module's compiled helper (compiled ahead, as
     ``sampler.clustering.compiled_signatures``)."""
     i8 = numba.int64[::1]
-    return [(_resample_logz, (numba.float64[::1], i8, i8, i8, i8, numba.float64[::1]))]
+    return [(_resample_logz, (numba.float64[::1], i8, i8, i8, i8, numba.float64[::1], i8, numba.float64[::1]))]
 
 
 @numba.njit(cache=True, nogil=True)
-def _resample_logz(sorted_logl, births_below, thread_of_death, thread_of_birth, multiplicity, log_shrink):
+def _resample_logz(sorted_logl, births_below, thread_of_death, thread_of_birth, multiplicity, log_shrink,
+                   region_of_death, region_logz):
     """logZ of one thread resample (:func:`bootstrap_logz`) in one pass without the resampled arrays: each sorted
     death ``j`` is repeated ``multiplicity[thread_of_death[j]]`` times; its live count is the resampled points born
     below it (a prefix sum of the multiplicities over the sorted births, at ``births_below[j]``) minus the
     resampled deaths before it; ``log X`` falls by ``1 / count`` per death, and the weights are summed in log space
-    with a running maximum. NaN when a count is below 1 (an inconsistent run)."""
+    with a running maximum, for the whole run (returned) and per region of ``region_of_death`` (into
+    ``region_logz``). NaN when a count is below 1 (an inconsistent run)."""
     born = np.empty(thread_of_birth.size + 1, np.int64)
     born[0] = 0
     for i in range(thread_of_birth.size):
@@ -296,6 +306,8 @@ def _resample_logz(sorted_logl, births_below, thread_of_death, thread_of_birth, 
         last -= 1
     dead, log_x = 0, 0.0
     top, total = -np.inf, 0.0
+    region_top = np.full(region_logz.size, -np.inf)
+    region_total = np.zeros(region_logz.size)
     for j in range(sorted_logl.size):
         alive = born[births_below[j]]
         copies = multiplicity[thread_of_death[j]]
@@ -314,6 +326,14 @@ def _resample_logz(sorted_logl, births_below, thread_of_death, thread_of_birth, 
                 top = log_w
             elif log_w > -np.inf:
                 total += math.exp(log_w - top)
+            r = region_of_death[j]
+            if log_w > region_top[r]:
+                region_total[r] = region_total[r] * math.exp(region_top[r] - log_w) + 1.0
+                region_top[r] = log_w
+            elif log_w > -np.inf:
+                region_total[r] += math.exp(log_w - region_top[r])
+    for r in range(region_logz.size):
+        region_logz[r] = region_top[r] + math.log(region_total[r]) if region_total[r] > 0.0 else -np.inf
     return top + math.log(total) if total > 0.0 else -np.inf
 
 

@@ -34,7 +34,7 @@ class Results:
     forget their start points, less where they do not); ``ess``: the smallest of those and of logL's own;
     ``samples`` has that many rows.
     ``nnan``: likelihood evaluations that returned NaN (-inf, a zero likelihood, is not counted). ``clusters``: posterior modes with their ``mass``
-    and local ``logz``. ``wall_time``: seconds spent sampling, over every session of a resumed run (no compile
+    and local ``logz`` (with several modes also ``mass_err`` and ``logz_err``, from resampled threads). ``wall_time``: seconds spent sampling, over every session of a resumed run (no compile
     time, no output); ``mpi``: for a run over MPI ranks, per rank (lists, rank 0 first) the ``chains`` run,
     ``busy_seconds`` in chains and likelihood calls, ``waiting_seconds`` blocked on other ranks, ``wall_seconds``
     and ``idle_fraction`` = waiting / wall, with ``ranks`` and ``hosts`` (None for a single process); ``timing``:
@@ -134,7 +134,8 @@ class Results:
             lines.append(f"  {self.nnan} likelihood evaluations ({100 * self.nan_fraction:.2g}%) returned NaN "
                          f"and were treated as zero likelihood")
         if len(self.clusters) > 1:
-            parts = ", ".join(f"{100 * c['mass']:.1f}%" for c in self.clusters)
+            parts = ", ".join(f"{100 * c['mass']:.1f}%" + (f" ± {100 * c['mass_err']:.1f}" if "mass_err" in c else "")
+                              for c in self.clusters)
             lines.append(f"  {len(self.clusters)} posterior modes, posterior mass {parts}")
         if len(self.samples):
             mean = self.samples.mean(axis=0)

@@ -84,6 +84,23 @@ def _clusters(dead_u, weights, sample_idx, logz, dense, logl_at=None, limit=1000
     return out, region, evaluations
 
 
+def _mode_errors(clusters, logl, birth, thread, order, region, logz_err, generator, nboot=64):
+    """Each mode's ``mass_err`` and ``logz_err``, from resampling the run's threads (``evidence.bootstrap_logz``
+    with the modes as regions): a mode's mass moves with the share of live points that happened to sample it,
+    which is what whole threads carry. ``logz_err`` of a mode combines the run's ``logz_err`` with the spread of
+    ``log(mass)``. ``region`` is in the sorted order ``order`` of the run's points."""
+    by_point = np.empty_like(region)
+    by_point[order] = region
+    boot = evidence.bootstrap_logz(logl, birth, thread, generator, nboot, region=by_point)
+    with np.errstate(invalid="ignore"):  # a mode no resample holds: its log-mass is -inf there
+        log_mass = boot[:, 1:] - boot[:, :1]
+    for c, mode in enumerate(clusters):
+        finite = np.isfinite(log_mass[:, c])
+        mode["mass_err"] = float(np.std(np.exp(log_mass[:, c])))
+        spread = float(np.std(log_mass[finite, c])) if finite.sum() > 1 else math.inf
+        mode["logz_err"] = math.hypot(logz_err, spread)
+
+
 def _ordered(dead_parts, live, order):
     """``concatenate(dead_parts + [live])[order]`` in one copy when ``order`` leaves the dead points where they are,
     as it does for every run: points die in logl order, and the final live points lie above them all. (At 3.9M
@@ -122,6 +139,9 @@ def make_results(sampler, state, record, settings, logl_at=None) -> Results:
     # for one slow parameter would leave too few points for the kNN graph: a 5-D funnel showed "3 modes").
     mode_idx = evidence.equal_weight_indices(weights, post, size=max(1, int(genealogy.kish_ess(weights))))
     clusters, region, nlike_modes = _clusters(dead.u, weights, mode_idx, logz, sampler.dense, logl_at)
+    if len(clusters) > 1:
+        _mode_errors(clusters, logl, birth, thread, order, region, math.hypot(max(ev.logz_err, err_boot), err_share),
+                     np.random.default_rng([sampler.seed, 0x30DE]))
     nlike = record.nlike + nlike_modes
     # its own stream: the test's random tie-breaking moves none of the draws above
     ranks = insertion.rank_report(dead.logl, dead.logl_birth, sampler.nlive,
