@@ -84,6 +84,11 @@ def _callees(src):
             continue  # lowering says what is wrong with the name, at the same position
         if not (isinstance(fn, pytypes.FunctionType) and resolve.inlinable(fn)):
             continue
+        if fn.__name__ == "<lambda>":
+            raise Where(src.filename).unsupported(
+                node, f"`{ast.unparse(node.func)}` is a lambda (defined at {fn.__code__.co_filename}:"
+                      f"{fn.__code__.co_firstlineno}): lambdas are not supported: define a module-level helper "
+                      f"function with `def`")
         rule = rules.lookup(fn)
         if isinstance(rule, rules.AdjointRule):
             continue  # called, never read (external.py)

@@ -11,7 +11,7 @@ import textwrap
 import types as pytypes
 from dataclasses import dataclass
 
-from .errors import KernelError
+from .errors import KernelError, UnsupportedError
 
 
 @dataclass
@@ -77,6 +77,9 @@ def from_function(fn):
         raise KernelError(f"expected a Python function, got {type(fn).__name__}", "<unknown>", 0, 0)
     code = fn.__code__
     filename = code.co_filename
+    if fn.__name__ == "<lambda>":  # its source is an expression inside another statement, not a def to parse
+        raise UnsupportedError("lambdas are not supported as kernels or helpers: define the function with `def` "
+                               "at module level", filename, code.co_firstlineno, 1)
     try:
         found = _definition(filename, fn.__name__, code.co_firstlineno)
     except (SyntaxError, OSError, ValueError):

@@ -11,10 +11,10 @@ if __name__ == "likelihoods":  # imported by its pre-package name from a source 
 
 
 from . import builtin
-from .errors import DataError, KernelIndexError, LikelihoodError, ParamsError
+from .errors import DataError, KernelIndexError, KernelRaisedError, LikelihoodError, ParamsError
 from .gradcheck import GradientReport
 from .kernels import CpuKernels, CudaKernels
 from .likelihood import Likelihood, NonFiniteDataWarning, UnusedParameterWarning
 
-__all__ = ["CpuKernels", "CudaKernels", "DataError", "GradientReport", "KernelIndexError", "Likelihood",
-           "LikelihoodError", "NonFiniteDataWarning", "ParamsError", "UnusedParameterWarning", "builtin"]
+__all__ = ["CpuKernels", "CudaKernels", "DataError", "GradientReport", "KernelIndexError", "KernelRaisedError",
+           "Likelihood", "LikelihoodError", "NonFiniteDataWarning", "ParamsError", "UnusedParameterWarning", "builtin"]

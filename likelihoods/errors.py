@@ -41,3 +41,17 @@ class ParamsError(KernelIndexError):
     """The kernel reads more parameters than ``params`` names (theta[k] with k >= len(params))."""
 
     config_key = ("params",)
+
+
+class KernelRaisedError(LikelihoodError):
+    """The compiled kernel raised an exception for a batch (a loop step of zero, an integer division by zero, a
+    ``raise`` in the kernel...). numba's parallel batch drivers turn it into a bare ``SystemError``; this names the
+    kernel's ``file:line:col`` and the parameters where the plain-Python kernel raises the same (or, where Python
+    raises nothing, the compiled kernel's own message). ``config_key`` is the config entry to blame."""
+
+    config_key = ("likelihood", "kernel")
+
+    def __init__(self, filename, lineno, col, message):
+        self.filename, self.lineno, self.col = filename, int(lineno), int(col)
+        self.key = None
+        super().__init__(f"{filename}:{self.lineno}:{self.col}: {message}")

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from . import backends, bounds, derivatives, gradcheck, kernel_source, kernel_use, parameters_read
+from . import backends, bounds, derivatives, gradcheck, kernel_raised, kernel_source, kernel_use, parameters_read
 from .data import load_all, nonfinite_messages, prepare
 from .errors import LikelihoodError, ParamsError
 
@@ -210,21 +210,38 @@ class Likelihood:
 
     def logl(self, thetas, out=None):
         """Log-likelihood of each row of ``thetas`` (B, ndim) -> (B,)."""
-        out, nbad = self._impl.logl(thetas, out)
+        out, nbad = self._batch(self._impl.logl, thetas, out)
         self._count(thetas, nbad)
         return out
 
     def logl_and_grad(self, thetas, out=None, grad_out=None):
         """Values (B,) and gradients (B, ndim)."""
-        (out, grad_out), nbad = self._impl.logl_and_grad(thetas, out, grad_out)
+        (out, grad_out), nbad = self._batch(self._impl.logl_and_grad, thetas, out, grad_out)
         self._count(thetas, nbad)
         return out, grad_out
 
     def grad(self, thetas, grad_out=None):
         """Gradients (B, ndim) only (the value's own work is skipped where it is not needed)."""
-        grad_out, nbad = self._impl.grad(thetas, grad_out)
+        grad_out, nbad = self._batch(self._impl.grad, thetas, grad_out)
         self._count(thetas, nbad)
         return grad_out
+
+    def _batch(self, call, thetas, *outputs):
+        """``call(thetas, *outputs)``; an exception the kernel raised becomes a :class:`KernelRaisedError` at the
+        kernel's line (:meth:`diagnose`)."""
+        try:
+            return call(thetas, *outputs)
+        except LikelihoodError:
+            raise
+        except Exception as error:  # noqa: BLE001 - diagnosed, then re-raised as the user's mistake
+            if np.shape(thetas)[-1:] != (self.ndim,):
+                raise
+            raise self.diagnose(thetas, error) from None
+
+    def diagnose(self, thetas, error):
+        """A :class:`KernelRaisedError` for ``error``, raised by the compiled kernel over the rows of ``thetas``:
+        the kernel's line and the parameters where its plain-Python version raises (likelihoods/kernel_raised.py)."""
+        return kernel_raised.diagnose(self.kernel, self.use, self._data64, thetas, error)
 
     def cpu_kernels(self):
         """:class:`CpuKernels` for fused samplers in numba (compiled for this likelihood's dtype)."""

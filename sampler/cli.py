@@ -74,6 +74,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def _dispatch(args):
+    from nestgrad.likelihoods.errors import LikelihoodError
     from nestgrad.sampler.checkpoint import CheckpointError
     from nestgrad.sampler.config_yaml import ConfigError
     from nestgrad.sampler.nested_sampler import SamplerError
@@ -81,7 +82,7 @@ def _dispatch(args):
 
     try:
         return args.handler(args)
-    except (ConfigError, RunFolderError, CheckpointError, SamplerError) as error:
+    except (ConfigError, RunFolderError, CheckpointError, SamplerError, LikelihoodError) as error:
         # a checkpoint from other settings, a likelihood that is -inf everywhere on the prior, ...: the
         # message says what and where; a traceback would only bury it
         print(f"nestgrad: error: {error}", file=sys.stderr)
@@ -147,6 +148,7 @@ def cmd_run(args) -> int:
 
     clock = StageClock()  # "startup": process start to here
     from nestgrad.sampler import config as cfg
+    from nestgrad.likelihoods.errors import LikelihoodError
     from nestgrad.sampler.checkpoint import CheckpointWriteError
     from nestgrad.sampler.progress import LARGE_RUN
     from nestgrad.sampler.run_folder import (RESULTS_JSON, RunFolderError, make_folder, refuse_unfinished,
@@ -182,7 +184,11 @@ def cmd_run(args) -> int:
     clock.skip()  # the sampler counts this as compile time
     report = None
     if not args.no_check:
-        report = gradient_check(problem, QUICK_CHECK_POINTS, seed=0)
+        try:
+            report = gradient_check(problem, QUICK_CHECK_POINTS, seed=0)
+        except LikelihoodError:  # a kernel that raises (likelihoods.KernelRaisedError): said by _dispatch
+            sampler.cancel()
+            raise
         if report is None:  # sampling says what to do when too few draws are finite
             print(f"nestgrad: note: the log-likelihood is not finite at any of {CHECK_SEARCH_DRAWS} prior draws, "
                   f"so the gradient could not be checked", file=sys.stderr)

@@ -23,6 +23,8 @@ from .hmc import CTRL_DENSE, CTRL_REFRESH, NCTRL
 from .hmc_cpu import compiled_kernel
 from .hmc_runtime import AdaptiveThreads, ChainWorkspace
 from .hmc_settings import HMCSettings
+from .kernel_failure import KernelFailed, guard
+from . import kernel_failure
 from .nested import AllLiveTied, InfiniteLikelihood, NSState, Proposal, step
 from .priors import Prior
 from .progress import LARGE_RUN, Progress
@@ -244,6 +246,7 @@ class NestedSampler:
             found = cuda_origin(advance.kernel)
             origin = "gpu" if found is None else f"gpu {found}"
         self._local = (advance, evaluate)
+        advance, evaluate = guard(advance, "chains"), guard(evaluate, "evaluation")
         neighbours = local_neighbours
         if pool is not None and pool.rank == 0:
             advance, evaluate = pool.wrap(advance, evaluate)
@@ -362,7 +365,11 @@ class NestedSampler:
             state, generator, record = self._load(checkpoint, settings)
         else:
             generator = np.random.default_rng(self.seed)
-            state, drawn, offset, nan = self._initial_state(generator)
+            try:
+                state, drawn, offset, nan = self._initial_state(generator)
+            except KernelFailed as failure:
+                raise SamplerError(kernel_failure.message(failure, self.likelihood, self.params,
+                                                          "at the initial prior draws")) from None
             record = RunRecord.start(self.ndim, self.k, drawn, offset, nan)
         if proposal.live_store is not None:
             u, theta = proposal.live_store.adopt(state.u, state.theta)
@@ -382,6 +389,12 @@ class NestedSampler:
                     except AllLiveTied:  # a plateau holds every live point: the final live points carry the rest
                         tied = (float(state.logl[0]), state.logl.size)
                         break
+                    except KernelFailed as failure:  # no checkpoint: the iteration may have reused the dead rows
+                        kept = (f"; the last checkpoint ({checkpoint}) is kept" if checkpoint is not None
+                                and os.path.exists(checkpoint) else "")
+                        raise SamplerError(kernel_failure.message(
+                            failure, self.likelihood, self.params,
+                            f"in the {failure.where} of iteration {record.niter + 1}") + kept) from None
                     except InfiniteLikelihood as error:  # no checkpoint: the iteration has reused the dead rows
                         at = ", ".join(f"{p} = {v!r}" for p, v in zip(self.params, error.theta.tolist()))
                         kept = (f"; the last checkpoint ({checkpoint}) is kept" if checkpoint is not None
@@ -422,7 +435,12 @@ class NestedSampler:
         points = record.dead.size + state.logl.size
         if points >= LARGE_RUN:
             bar.stage(f"computing the evidence, its errors and the effective sample size of {points} points")
-        results = self._results(state, record, settings)
+        try:
+            results = self._results(state, record, settings)
+        except KernelFailed as failure:  # the modes' saddle search evaluates the likelihood between modes
+            raise SamplerError(kernel_failure.message(failure, self.likelihood, self.params,
+                                                      "while the posterior's modes were compared") + (
+                f"; the checkpoint ({checkpoint}) holds the finished run" if checkpoint is not None else "")) from None
         if tied is not None:
             results.settings["ended_on_plateau"] = True  # the rest of the evidence is the plateau's: not cut short
             warnings.warn(f"the run ended on a plateau: all {tied[1]} live points (the live set widened to find a "

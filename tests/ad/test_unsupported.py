@@ -33,6 +33,7 @@ CASES = [
     ("continue_in_loop", "continue", (ast.Continue,)),
     ("return_in_loop", "loop_return", (ast.Return,)),
     ("lambda_expression", "lambda", (ast.Lambda,)),
+    ("lambda_helper", "lambda_helper", (ast.Call,)),
     ("list_comprehension", "comprehension", (ast.ListComp,)),
     ("generator_expression", "generator", (ast.GeneratorExp, ast.Call, ast.Name)),
     ("attribute_assignment", "attribute_assign", (ast.Assign, ast.Attribute)),
@@ -167,3 +168,10 @@ def test_loops_over_arrays_get_the_index_loop_to_write(name, loop, reads):
     with pytest.raises(ad.UnsupportedError) as info:
         ad.differentiate(getattr(bad, name), wrt="theta")
     assert f"write `{loop}` and read `{reads}` in the body" in str(info.value), str(info.value)
+
+
+def test_a_lambda_as_the_kernel_is_refused_at_its_line():
+    square = lambda theta: theta[0] * theta[0]  # noqa: E731
+    with pytest.raises(ad.UnsupportedError, match="lambdas are not supported") as caught:
+        ad.differentiate(square)
+    assert caught.value.lineno == square.__code__.co_firstlineno and caught.value.filename == __file__

@@ -107,6 +107,13 @@ def lambda_expression(theta, x):
     return square(theta[0]) + x[0]
 
 
+_double = lambda t: 2.0 * t  # noqa: E731 - a module-level lambda used as a helper
+
+
+def lambda_helper(theta, x):
+    return _double(theta[0]) + x[0]  # <- lambda_helper
+
+
 def list_comprehension(theta, x):
     terms = (
         [theta[0] * x[i] for i in range(x.shape[0])]  # <- comprehension
