@@ -316,8 +316,12 @@ class Emitter:
                 if not dst_float:
                     return f"{'max' if s.fn == 'maximum' else 'min'}({x}, {y})"
                 return f"({y} if ({y} {'>' if s.fn == 'maximum' else '<'} {x} or {y} != {y}) else {x})"
-            w = "float" if s.fn not in ("floor", "ceil", "trunc") or True else None
-            return f"math.{s.fn}({', '.join(self.opnd(x, w) for x in a)})"
+            args = ", ".join(self.opnd(x, "float") for x in a)
+            if s.fn == "trunc":  # int() truncates; math.trunc of a numpy float32 raises in plain Python
+                return f"int({args})"
+            if s.fn in ("floor", "ceil"):  # ints as in Python and numba's CPU target; numba-cuda's return floats,
+                return f"int(math.{s.fn}({args}))"  # which cannot index an array
+            return f"math.{s.fn}({args})"
         if op == "tofloat":
             if self.types.of(a[0]) == "bool":
                 return self.opnd(a[0], "float")

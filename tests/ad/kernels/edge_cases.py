@@ -1,5 +1,6 @@
 """Corner cases of reverse mode that a plausible implementation gets wrong: zero factors in products, values
-read after or inside the loop that writes them, integer index arithmetic, chained comparisons, reused names."""
+read after or inside the loop that writes them, integer index arithmetic, rounded indices, chained comparisons,
+reused names."""
 import math
 
 import numpy as np
@@ -75,6 +76,19 @@ def _integer_index_args():
     return np.array([0.6, 1.1]), np.linspace(-1.0, 1.0, 9)
 
 
+def rounded_indices(theta, x):
+    # floor, ceil and trunc as indices: ints in Python and numba's CPU target; numba-cuda's math.floor returns a
+    # float, which cannot index an array (an outsider's kernel compiled everywhere but for the GPU)
+    k = math.floor(theta[0] * 3.0)
+    j = math.ceil(x[0] * 2.0)
+    m = math.trunc(theta[1] * 2.0 + 0.3)
+    return x[k] * theta[1] + theta[0] * x[j] + x[m + 1] * theta[0] * theta[0] + math.floor(theta[1] * 4.0) * 0.5
+
+
+def _rounded_indices_args():
+    return np.array([0.9, 1.1]), np.array([1.2, -0.4, 0.7, 1.9, -1.3, 0.6])  # k = 2, j = 3, m = 2
+
+
 def chained_comparison(theta, x):
     s = 0.0
     for i in range(x.shape[0]):
@@ -115,6 +129,8 @@ CASES = [
     Case("accumulator_in_condition", accumulator_in_condition, _running_args,
          tags=("accumulator read in condition",)),
     Case("integer_index_arithmetic", integer_index_arithmetic, _integer_index_args, tags=("//", "%")),
+    Case("rounded_indices", rounded_indices, _rounded_indices_args, cuda=True,
+         tags=("math.floor/ceil/trunc as indices",)),
     Case("chained_comparison", chained_comparison, _chained_comparison_args, tags=("a < b <= c",)),
     Case("reused_names", reused_names, _reused_names_args, tags=("names reused across loops",)),
 ]
