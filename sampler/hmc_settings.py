@@ -80,6 +80,9 @@ class HMCSettings(NamedTuple):
         to the core, whatever the arm's orientation; the metric's axes and the billiard do not when the arms run
         along no axis (the rotated Cauchy product: mean pull +0.58 without them, -0.01 with one; 50 seeds). They
         cost 14-28% more likelihood values elsewhere (docs/benchmarks.md, 2026-11-28, sixth session).
+    prior_draws: new points are drawn from the prior (by rejection, no chains) while at least this share of prior
+        draws is expected above the contour (0: chains from the first iteration). Exact draws from all of the
+        contour, so a region cut off from the others early keeps its right share (``sampler.prior_draws``).
     """
 
     n_steps: int | None = None
@@ -107,6 +110,7 @@ class HMCSettings(NamedTuple):
     axis_slices: int = 1
     pair_slices: int = 0
     radial_slices: int = 1
+    prior_draws: float = 0.01
 
     def initial_steps(self, ndim: int) -> int:
         if self.n_steps is not None:
@@ -205,6 +209,7 @@ class HMCSettings(NamedTuple):
         number("axis_slices", 0, 1000, integer=True)
         number("pair_slices", 0, 1000, integer=True)
         number("radial_slices", 0, 1000, integer=True)
+        number("prior_draws", 0.0, 1.0)
         if self.metric not in METRICS:
             bad("metric", f"one of {', '.join(METRICS)}")
         if not isinstance(self.clustering, bool):

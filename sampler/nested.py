@@ -27,6 +27,9 @@ together, their live counts (including the new points) give the region above its
 points carry the rest (a region above holding less than about 1 / (limit - nlive) of the plateau's volume is
 missed: the run says so).
 
+While the contour holds a large share of the prior, the new points are prior draws above it instead of chain
+end points (``sampler.prior_draws``; the caller says when, from its estimate of the contour's volume).
+
 Geometry (``sampler.geometry``): the survivors' clusters, metric and ellipsoids, recomputed every iteration from
 the survivors; clusters are re-detected every ``recluster_every`` iterations (``recluster_every_modes`` while
 there are several) and otherwise follow the regions.
@@ -36,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import clustering, decorrelation, live_moments
+from . import clustering, decorrelation, live_moments, prior_draws
 from . import geometry as geo
 from . import ghosts as lost_modes
 from .connectivity import Segments, join_connected
@@ -172,6 +175,7 @@ class Proposal(NamedTuple):
     logl_at: object  # logl_at(u) -> log-likelihoods of unit-cube points (m, d): the connectivity test's
     neighbours: object = clustering.local_neighbours  # the kNN rows of the clustering (split over MPI ranks)
     live_store: object = None  # where the live set's rows stay (sampler.live_rows; sampler.live_device on the GPU)
+    theta_logl_at: object = None  # theta_logl_at(u) -> (theta, logl) of unit-cube points: the prior draws'
 
 
 def reclusters(state, settings) -> bool:
@@ -226,14 +230,19 @@ def _survivor_labels(state, survivors, settings, logl_star, proposal):
     return np.unique(labels, return_inverse=True)[1].astype(np.int64), 0
 
 
-def step(state: NSState, generator: np.random.Generator, proposal: Proposal, settings) -> tuple[NSState, NSInfo]:
-    """One nested-sampling iteration; returns the new state and info, or raises :class:`AllLiveTied`."""
+def step(state: NSState, generator: np.random.Generator, proposal: Proposal, settings,
+         prior_acceptance: float = 0.0) -> tuple[NSState, NSInfo]:
+    """One nested-sampling iteration; returns the new state and info, or raises :class:`AllLiveTied`.
+
+    prior_acceptance: > 0 to draw the new points from the prior by rejection (``sampler.prior_draws``) instead of
+    the chains: the expected share of prior draws above the contour."""
     n, d = state.u.shape
     k = proposal.k
     logl = state.logl
     # O(n) selections instead of sorting the live set (8 ms per iteration at nlive 1e5): the same points, in the
     # same order (the dead by logl, ties by index; the survivors by index).
-    plateau = int(np.count_nonzero(logl == np.nanmin(logl)))
+    lowest = np.nanmin(logl)
+    plateau = int(np.count_nonzero(logl == lowest))
     refill = n + k <= proposal.nlive  # tied points died beyond k: replace them before anything else dies
     widen = refill or (plateau > max(1, n - k) and n + k <= widening_limit(proposal.nlive))
     if widen:  # draw more points from the current contour (module docstring); nothing dies
@@ -244,6 +253,13 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         logl_star = float(np.partition(logl, m - 1)[m - 1])
         dies = logl <= logl_star  # points tied with the contour die too
         m = int(np.count_nonzero(dies))
+        if n - m < k and logl_star > lowest and np.count_nonzero(logl == logl_star) > 1:
+            # A plateau above the lowest points holds all but fewer than k of the rest: only the points below it
+            # die now, so that the next iteration finds it at the bottom and widens, as for a plateau there
+            # (killing it with them could leave no survivor and end the run with nothing above it looked for).
+            logl_star = float(np.max(logl[logl < logl_star]))
+            dies = logl <= logl_star
+            m = int(np.count_nonzero(dies))
         if m >= n:
             raise AllLiveTied(f"all {n} live points have logl = {logl_star!r}")
     removed = np.flatnonzero(dies)
@@ -285,8 +301,17 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         u_start, destination = state.u.rows(state.u.slots[starts]), {"into": new_u.slots[ns:]}
     else:
         u_start, destination = np.take(state.u, starts, axis=0), {}
-    proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
-                     proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays(), **destination)
+    drawn = (prior_draws.draw_above(generator, k, d, logl_star, prior_acceptance, settings.prior_draws,
+                                    proposal.theta_logl_at) if prior_acceptance > 0 else None)
+    from_prior = drawn is not None and drawn.u is not None
+    if from_prior:
+        _take_prior_draws(ws, drawn, geometry, new_u.slots[ns:] if resident else None, state.u)
+    else:
+        proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
+                         proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays(), **destination)
+        if drawn is not None:  # the draws ran out before k were above the contour: the chains made the points
+            ws.stats[0, STAT_NLIKE] += drawn.drawn
+            ws.stats[0, STAT_NAN] += drawn.nan
     infinite = np.flatnonzero(ws.out_logl == np.inf)  # above every contour: a chain that reaches +inf keeps it
     if infinite.size:
         first = ns + int(infinite[0])
@@ -311,8 +336,9 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         ngrad=int(stats[:, STAT_NGRAD].sum()),
         nnan=int(stats[:, STAT_NAN].sum()))
 
-    # A refill draws from the run's own contour (its latest), a plateau's widening possibly from a lower one.
-    frozen = widen and not refill
+    # A refill draws from the run's own contour (its latest), a plateau's widening possibly from a lower one;
+    # either way the chains' statistics would misadapt the proposal, as would prior draws' (no chains ran).
+    frozen = (widen and not refill) or from_prior
     # New points continue the threads of the removed ones; extra new points (refilling) open new threads.
     reused = min(m, k)
     new_threads = np.concatenate([state.thread[removed[:reused]],
@@ -326,9 +352,9 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         logl_birth=np.concatenate([state.logl_birth[survivors], np.full(k, logl_star)]),
         thread=np.concatenate([state.thread[survivors], new_threads]),
         uid=np.concatenate([state.uid[survivors], state.next_uid + np.arange(k, dtype=np.int64)]),
-        parent=np.concatenate([state.parent[survivors], state.uid[starts]]),
+        parent=np.concatenate([state.parent[survivors],
+                               np.full(k, -1, np.int64) if from_prior else state.uid[starts]]),
         labels=np.concatenate([labels, ws.out_cluster]),
-        # Widening draws from a lower contour than the run's: its statistics would misadapt the proposal.
         step_size=state.step_size if frozen else settings.adapt_step(state.step_size, outside_fraction),
         n_steps=state.n_steps if frozen else settings.adapt_length(int(state.n_steps), float(rho.max()), d),
         rho=state.rho if frozen else rho,
@@ -340,6 +366,17 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         ghost_radius2=ghosts.radius2, ghost_until=ghosts.until,
         moments=live_moments.unknown(d) if moments is None else live_moments.added(moments, ws.out_u))
     return new_state, info
+
+
+def _take_prior_draws(ws, drawn, geometry, into, live_u):
+    """Prior draws as the iteration's new points, where the chains would have put theirs: the workspace's outputs
+    (their region as a chain's cluster) and, for a live set in slots, the slots ``into``."""
+    ws.out_u[:], ws.out_theta[:], ws.out_logl[:] = drawn.u, drawn.theta, drawn.logl
+    ws.out_cluster[:] = geo.regions(geometry, drawn.u)
+    ws.stats[:] = 0
+    ws.stats[0, STAT_NLIKE], ws.stats[0, STAT_NAN] = drawn.drawn, drawn.nan
+    if into is not None:
+        live_u.store.put_host_rows(into, drawn.u, drawn.theta)
 
 
 def _survivors_first(array, survivors, new):

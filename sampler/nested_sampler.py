@@ -11,7 +11,7 @@ import numpy as np
 from nestgrad.likelihoods import backends
 
 from . import clustering, evidence, float_text, initial_live, live_rows, prior_families
-from . import mpi_pool, precision
+from . import mpi_pool, precision, prior_draws
 from .clustering import local_neighbours
 from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, read_checkpoint, restore_generator,
                          write_checkpoint)
@@ -258,7 +258,7 @@ class NestedSampler:
         if isinstance(live_store, live_rows.HostLiveStore):
             advance = live_rows.SlotAdvance(advance, live_store)
         self._proposal = Proposal(advance, self._workspace, kern.data, codes, args, self.k, self.nlive, self.dense,
-                                  self._logl_at, neighbours, live_store)
+                                  self._logl_at, neighbours, live_store, self._theta_logl_at)
         self.compile_info = {"seconds": time.perf_counter() - start + self._prepare_seconds, "kernel": origin}
         if child_seconds is not None:
             self.compile_info["child"] = child_seconds
@@ -266,11 +266,15 @@ class NestedSampler:
 
     def _logl_at(self, u):
         """Log-likelihoods of unit-cube points ``u`` (m, d) through the batch evaluator."""
+        return self._theta_logl_at(u)[1]
+
+    def _theta_logl_at(self, u):
+        """``(theta, logl)`` of unit-cube points ``u`` (m, d): the prior's transform, the batch evaluator."""
         theta = self.prior.transform(u)
         out = np.empty(theta.shape[0])
         self._evaluate(theta, self.kernels.data, np.empty(theta.shape, np.dtype(self.kernels.dtype)),
                        self._workspace.scratch[0], out)
-        return out
+        return theta, out
 
     # --- initial live points ---------------------------------------------------------------------------------
 
@@ -385,9 +389,11 @@ class NestedSampler:
                         break
                     before = generator.bit_generator.state if pool is not None else None
                     try:
-                        state, info = step(state, generator, proposal, self.hmc)
+                        state, info = step(state, generator, proposal, self.hmc,
+                                           self._prior_acceptance(running, record))
                     except AllLiveTied:  # a plateau holds every live point: the final live points carry the rest
-                        tied = (float(state.logl[0]), state.logl.size)
+                        tied = (float(np.max(state.logl)), state.logl.size,
+                                self._prior_acceptance(running, record) > 0)
                         break
                     except KernelFailed as failure:  # no checkpoint: the iteration may have reused the dead rows
                         kept = (f"; the last checkpoint ({checkpoint}) is kept" if checkpoint is not None
@@ -445,12 +451,21 @@ class NestedSampler:
             results.settings["ended_on_plateau"] = True  # the rest of the evidence is the plateau's: not cut short
             warnings.warn(f"the run ended on a plateau: all {tied[1]} live points (the live set widened to find a "
                           f"higher one) have logL = {tied[0]!r}; a region above it holding less than about 1/{tied[1]} "
-                          f"of the plateau's prior volume would be missed", stacklevel=4)
+                          f"of the plateau's prior volume would be missed"
+                          + ("" if tied[2] else ", and one that no chain from the plateau's points could reach "
+                             "(cut off from them) of any size"), stacklevel=4)
         results.mpi = ranks
         results.timing = {"compile": self.compile_info["seconds"], "kernel": self.compile_info["kernel"],
                           **({"compile_child": self.compile_info["child"]} if "child" in self.compile_info else {}),
                           "sampling": t_end - t_start, "evidence": time.perf_counter() - t_end}
         return results
+
+    def _prior_acceptance(self, running, record) -> float:
+        """The share of prior draws expected above the contour while it is at least ``hmc.prior_draws``, else 0
+        (the chains make the new points; ``sampler.prior_draws``)."""
+        least = self.hmc.prior_draws
+        expected = prior_draws.expected_acceptance(running.log_x, record.log_volume_offset)
+        return expected if least > 0 and expected >= least else 0.0
 
     def _limit_hit(self, record, max_iter, max_nlike, max_time, t_start):
         return ((max_iter is not None and record.niter >= max_iter)

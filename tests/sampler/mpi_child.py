@@ -98,7 +98,8 @@ def main():
     np.savez(args.out, u=results.dead.u, theta=results.dead.theta, logl=results.dead.logl,
              birth=results.dead.logl_birth, logz=results.logz)
     with open(args.out + ".json", "w") as handle:
-        json.dump({"mpi": results.mpi, "niter": results.niter, "k": sampler.k,
+        chain_iterations = int(np.count_nonzero(results.diagnostics["ngrad"] > 0))  # not prior draws
+        json.dump({"mpi": results.mpi, "niter": results.niter, "k": sampler.k, "chain_iterations": chain_iterations,
                    "mpi4py_imported": "mpi4py" in sys.modules, "split_neighbours": splits[0]}, handle)
     return 0
 

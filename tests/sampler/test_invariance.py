@@ -41,7 +41,9 @@ def collect_with(sampler, d, sigma, dlogz=0.5):
 
 
 def collect(d, hmc=None, nlive=200, seed=11):
+    """The chains' new points (no prior draws, ``sampler.prior_draws``, unless ``hmc`` asks for them)."""
     prob = problems.gaussian(d, sigma=SIGMA[d])
+    hmc = {"prior_draws": 0.0, **(hmc or {})}
     return collect_with(NestedSampler(prob, prob.prior, nlive=nlive, seed=seed, hmc=hmc), d, SIGMA[d])
 
 
@@ -64,6 +66,12 @@ def test_more_slice_moves_keep_them_uniform(move):
     assert p_shrink > 1e-3 and p_rank > 1e-3, (p_shrink, p_rank)
 
 
+def test_prior_draws_pass_the_same_tests():
+    """Rejection draws from the prior down to an acceptance of 1e-4: nearly every tested iteration's points."""
+    p_shrink, p_rank = _pvalues(2, hmc={"prior_draws": 1e-4})
+    assert p_shrink > 1e-3 and p_rank > 1e-3, (p_shrink, p_rank)
+
+
 @pytest.mark.slow
 def test_shrinkage_and_insertion_rank_are_uniform_d50():
     p_shrink, p_rank = _pvalues(50)
@@ -75,7 +83,7 @@ def test_a_move_biased_towards_higher_likelihood_fails():
     like integrating with grad logL as a force without correction); both tests must reject it."""
     d, sigma = 2, SIGMA[2]
     prob = problems.gaussian(d, sigma=sigma)
-    sampler = NestedSampler(prob, prob.prior, nlive=200, seed=11)
+    sampler = NestedSampler(prob, prob.prior, nlive=200, seed=11, hmc={"prior_draws": 0.0})
     proposal = sampler._build()
     noise = np.random.default_rng(5)
 

@@ -36,9 +36,19 @@ def test_batched_calls_name_the_line_and_the_point(likelihood):
     assert np.isfinite(likelihood.logl(thetas[[0, 2]])).all()  # the points that do not raise still evaluate
 
 
-def _run(likelihood, seed):
+def _run(likelihood, seed, prior_draws=0.0):
     prior = Prior({"a": Uniform(0.0, 1.0), "b": Uniform(0.0, 1.0)})
-    return NestedSampler(likelihood, prior, nlive=10, seed=seed).run(progress=False)
+    return NestedSampler(likelihood, prior, nlive=10, seed=seed, hmc={"prior_draws": prior_draws}).run(
+        progress=False)
+
+
+def test_a_raise_in_the_prior_draws_of_an_iteration_is_one_sampler_error(likelihood):
+    for seed in range(1, 4):
+        with pytest.raises(SamplerError) as caught:
+            _run(likelihood, seed, prior_draws=0.01)
+        text = str(caught.value)
+        assert "range() arg 3 must not be zero" in text and "step_zero_below" in text, text
+        assert "at the initial prior draws" in text or "in the evaluation of iteration" in text, text
 
 
 def test_a_raise_in_the_chains_or_at_the_initial_draws_is_one_sampler_error(likelihood):

@@ -55,6 +55,19 @@ def test_widening_stops_at_its_budget_and_a_run_on_one_plateau_ends():
     assert res.logz == pytest.approx(-6.0, abs=1e-12)
 
 
+def test_a_plateau_widened_by_chains_says_what_they_cannot_see():
+    """Widened by prior draws (the plateau is the whole prior) the bound on what was missed holds for any region;
+    by chains (``prior_draws: 0``) a region cut off from the plateau's points is missed whatever its size."""
+    problem = floor_peak(ndim=2, sigma=1e-9)
+    for prior_draws, says in ((0.01, False), (0.0, True)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            NestedSampler(problem, problem.prior, nlive=100, seed=0, hmc={"prior_draws": prior_draws}).run(
+                progress=False)
+        [message] = [str(w.message) for w in caught if "ended on a plateau" in str(w.message)]
+        assert ("no chain from the plateau's points could reach" in message) == says, message
+
+
 def test_resume_inside_the_widening_gives_the_same_run(tmp_path):
     problem = floor_peak()
     want = run(problem, 1)
