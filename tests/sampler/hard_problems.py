@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 from scipy import special
 
+from cut_off_peak import cut_off_peak
 from heavy_tailed_modes import cauchy_mixture, correlated_student, rotated_cauchy
 from problems import Problem
 from nestgrad.sampler.priors import Beta, Cauchy, Exponential, HalfNormal, LogUniform, Normal, Prior, Uniform
@@ -349,6 +350,7 @@ PROBLEMS = {
     "cauchy6d": cauchy,
     "ignored3d": ignored_parameter,
     "plateau": plateau,
+    "cut_off_peak3d": cut_off_peak,
 }
 
 # Variants of the same classes with other dimensions, conditioning, widths and mode counts: what an outsider's
