@@ -322,7 +322,10 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
     steps = int(stats[:, STAT_STEPS].sum())
     outside_fraction = int(stats[:, STAT_OUTSIDE].sum()) / max(steps, 1)
     reversals = stats[:, STAT_REVERSE].copy()
-    rho_coord, rho_logl = decorrelation.chain_correlation(geometry, u_start, ws.out_u, logl_start, ws.out_logl)
+    if from_prior:  # no chains ran: no chain statistics (NaN in the run's diagnostics)
+        outside_fraction = rho_coord = rho_logl = float("nan")
+    else:
+        rho_coord, rho_logl = decorrelation.chain_correlation(geometry, u_start, ws.out_u, logl_start, ws.out_logl)
     rho = np.array([decorrelation.smooth(state.rho[0], rho_coord), decorrelation.smooth(state.rho[1], rho_logl)])
     info = NSInfo(
         dead_u=dead_u, dead_theta=dead_theta, dead_logl=state.logl[removed],
@@ -330,7 +333,8 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         dead_parent=state.parent[removed], dead_label=state.labels[removed],
         nlive_before=n, logl_star=logl_star, step_size=float(state.step_size), n_steps=int(state.n_steps),
         outside_fraction=float(outside_fraction), reflections=stats[:, STAT_REFLECT].copy(), reversals=reversals,
-        acceptance=float(1.0 - reversals.sum() / max(steps, 1)), rho_coord=rho_coord, rho_logl=rho_logl,
+        acceptance=float("nan") if from_prior else float(1.0 - reversals.sum() / max(steps, 1)),
+        rho_coord=rho_coord, rho_logl=rho_logl,
         jumps_tried=int(stats[:, STAT_JUMP_TRIED].sum()), jumps_accepted=int(stats[:, STAT_JUMP_ACCEPTED].sum()),
         nclusters=int(labels.max()) + 1, nlike=int(stats[:, STAT_NLIKE].sum()) + nlike_joins,
         ngrad=int(stats[:, STAT_NGRAD].sum()),

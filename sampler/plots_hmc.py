@@ -2,7 +2,8 @@
 
 What to look for: the step size should shrink smoothly as the contour tightens; the outside fraction should
 settle near the tuning target; chains that make no reflections are not exploring the contour; evaluations
-per iteration grow when trajectories get longer.
+per iteration grow when trajectories get longer. The first iterations, shaded, made their points by prior draws
+(``sampler.prior_draws``): no chains ran, and the settings shown there are the ones the chains start from.
 """
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ def hmc_plot(results):
     niter = len(np.asarray(diag.get("logl_star", diag.get("step_size", []))))
     it = np.arange(1, niter + 1)
     figure, axes = subplots(3, 2, figsize=(10.0, 9.5), sharex=True, margins=(0.85, 0.75, 0.4, 0.55, 1.05, 0.15))
+    drawn = _prior_draw_iterations(diag, niter)
+    if drawn:
+        for i, ax in enumerate(axes.flat):
+            ax.axvspan(0.5, drawn + 0.5, color="0.9", lw=0, zorder=0,
+                       label="prior draws, no chains" if i == 1 else None)
 
     ax = axes[0, 0]
     _series(ax, it, diag, "step_size", POSTERIOR_COLOR, "step size")
@@ -108,12 +114,28 @@ def _log_axis(ax):
     ax.yaxis.set_minor_formatter(plain if high < 10 * low else NullFormatter())  # minor labels within a decade
 
 
+def _prior_draw_iterations(diag, niter) -> int:
+    """How many first iterations drew their points from the prior: no gradients and no chain statistics (NaN)."""
+    ngrad = np.asarray(diag.get("ngrad", []), dtype=float)
+    acceptance = np.asarray(diag.get("acceptance", []), dtype=float)
+    if ngrad.size != niter or acceptance.size != niter:
+        return 0
+    chains = np.flatnonzero((ngrad > 0) | np.isfinite(acceptance))
+    return int(chains[0]) if chains.size else niter
+
+
 def running_median(values, window=None):
+    """The median of a sliding window; NaN (iterations without chains) left out, and NaN where a window holds
+    nothing else."""
     window = window or max(1, values.size // 50)
     if window == 1:
         return values
     padded = np.pad(values, (window // 2, window - 1 - window // 2), mode="edge")
-    return np.median(np.lib.stride_tricks.sliding_window_view(padded, window), axis=1)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, window)
+    out = np.full(values.size, np.nan)
+    some = ~np.all(np.isnan(windows), axis=1)
+    out[some] = np.nanmedian(windows[some], axis=1)
+    return out
 
 
 def _chains(settings) -> int | None:

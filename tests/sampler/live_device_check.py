@@ -87,7 +87,11 @@ def as_gpu(problem):
     return GpuProblem(problem.name, problem.params, *problem.cpu_kernels()[:3], problem.prior, problem.logz)
 
 
-def run(problem, resident, nlive=30, seed=3, max_iter=18, **options):
+# The chains from the first iteration (no prior draws, sampler.prior_draws), unless a run asks for them.
+HMC = {"n_steps": 8, "prior_draws": 0.0}
+
+
+def run(problem, resident, nlive=30, seed=3, max_iter=18, prior_draws=0.0, **options):
     """(dead points as one array, per-iteration rows copied to the host, live points) of one GPU run."""
     live_device.ENABLED = resident
     copied = []
@@ -99,7 +103,7 @@ def run(problem, resident, nlive=30, seed=3, max_iter=18, **options):
                        int(store.capacity) if store is not None else -1))
 
     sampler = NestedSampler(problem, problem.prior, nlive=nlive, delete_fraction=0.1, seed=seed,
-                            hmc={"n_steps": 8}, backend="gpu")
+                            hmc={**HMC, "prior_draws": prior_draws}, backend="gpu")
     res = sampler.run(dlogz=0.5, progress=False, callback=record, max_iter=max_iter, **options)
     d = res.dead
     return np.column_stack([d.u, d.theta, d.logl, d.logl_birth]), copied, res
@@ -133,10 +137,10 @@ def resumed(problem):
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "checkpoint.npz")
         live_device.ENABLED = True
-        sampler = NestedSampler(problem, problem.prior, nlive=30, delete_fraction=0.1, seed=3, hmc={"n_steps": 8},
+        sampler = NestedSampler(problem, problem.prior, nlive=30, delete_fraction=0.1, seed=3, hmc=HMC,
                                 backend="gpu")
         sampler.run(dlogz=0.5, progress=False, checkpoint=path, max_iter=6)
-        again = NestedSampler(problem, problem.prior, nlive=30, delete_fraction=0.1, seed=3, hmc={"n_steps": 8},
+        again = NestedSampler(problem, problem.prior, nlive=30, delete_fraction=0.1, seed=3, hmc=HMC,
                               backend="gpu")
         d = again.run(dlogz=0.5, progress=False, checkpoint=path, resume=True, max_iter=18).dead
         parts = np.column_stack([d.u, d.theta, d.logl, d.logl_birth])
@@ -147,4 +151,5 @@ if __name__ == "__main__":
     print(json.dumps({"gaussian": identical(as_gpu(problems.gaussian(2))),
                       "two_modes": identical(two_modes(), measured_chains=2),
                       "plateaus": identical(plateaus()),
+                      "prior_draws": identical(as_gpu(problems.gaussian(2)), prior_draws=0.01),
                       "resumed": resumed(as_gpu(problems.gaussian(2)))}))

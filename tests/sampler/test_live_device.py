@@ -30,6 +30,22 @@ def test_resident_live_set_gives_the_host_live_sets_dead_points_bit_for_bit(repo
     assert r["same"] and r["points"] > 60
 
 
+def test_prior_draws_go_into_the_resident_store_and_give_the_host_live_sets_dead_points(report):
+    """The first iterations' points are prior draws (``sampler.prior_draws``; 18 iterations at nlive 30 end well
+    before the chains would start), put into the store's slots from the host: the same dead points as with the
+    live set on the host, and on the quiet iterations only the dead rows and the geometry's one row come back (no
+    chain starts are read)."""
+    r = report["prior_draws"]
+    assert r["same"] and r["points"] > 40
+    before = quiet = 0
+    for rows, nlive_before, ndead, iteration, _, _ in r["copied"]:
+        delta, before = rows - before, rows
+        if iteration % RECLUSTER_EVERY and iteration % REFRESH_EVERY:
+            assert delta == 2 * ndead + 1, (iteration, delta)
+            quiet += 1
+    assert quiet >= 12
+
+
 def test_between_refreshes_only_the_dead_rows_and_the_measured_starts_come_back(report):
     """On an iteration that neither reclusters nor refreshes the moments, the host gets the dead points' u and
     theta, the chains' starts (the correlation measures them all when there are few) and one row (the geometry's

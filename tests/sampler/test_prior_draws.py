@@ -83,18 +83,21 @@ def test_new_points_are_prior_draws_exactly_while_the_expected_acceptance_is_abo
     k, log_x, seen = sampler.k, [0.0], []
 
     def record(niter, state, info):
-        seen.append((log_x[-1], info.ngrad, state.parent[-k:].copy()))
+        seen.append((log_x[-1], info.ngrad, state.parent[-k:].copy(), info.acceptance, info.rho_logl))
         log_x.append(log_x[-1] - float(np.sum(1.0 / (info.nlive_before - np.arange(info.dead_logl.size)))))
         return niter >= 80
 
-    sampler.run(progress=False, callback=record)
-    for before, ngrad, parents in seen:
-        if before >= math.log(0.01):
-            assert ngrad == 0 and np.all(parents == -1)
+    result = sampler.run(progress=False, callback=record)
+    for before, ngrad, parents, acceptance, rho in seen:
+        if before >= math.log(0.01):  # no chains, so no chain statistics
+            assert ngrad == 0 and np.all(parents == -1) and np.isnan(acceptance) and np.isnan(rho)
         else:
-            assert ngrad > 0 and np.all(parents >= 0)
-    drawing = sum(before >= math.log(0.01) for before, _, _ in seen)
+            assert ngrad > 0 and np.all(parents >= 0) and 0 <= acceptance <= 1 and np.isfinite(rho)
+    drawing = sum(row[0] >= math.log(0.01) for row in seen)
     assert 40 <= drawing <= 50
+    # the HMC plot shades them
+    from nestgrad.sampler.plots_hmc import _prior_draw_iterations
+    assert _prior_draw_iterations(result.diagnostics, result.niter) == drawing
 
 
 def test_no_prior_draws_with_a_threshold_of_zero():

@@ -66,6 +66,8 @@ def test_resume_after_max_iter_is_bit_identical(reference, tmp_path):
     assert partial.niter == 7 and path.exists()
     again = run(checkpoint=path, resume=True, max_iter=12)   # stop a second time
     assert again.niter == 12
+    chains = run(checkpoint=path, resume=True, max_iter=30)  # and a third, once the chains have taken over
+    assert chains.diagnostics["ngrad"][0] == 0 and chains.diagnostics["ngrad"][-1] > 0  # from prior draws
     assert_identical(reference, run(checkpoint=path, resume=True))
 
 
