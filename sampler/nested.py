@@ -305,7 +305,8 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
                                     proposal.theta_logl_at) if prior_acceptance > 0 else None)
     from_prior = drawn is not None and drawn.u is not None
     if from_prior:
-        _take_prior_draws(ws, drawn, geometry, new_u.slots[ns:] if resident else None, state.u)
+        prior_draws.place(ws, drawn, geo.regions(geometry, drawn.u),
+                          (state.u.store, new_u.slots[ns:]) if resident else None)
     else:
         proposal.advance(u_start, logl_start, logl_star, step_sizes, ctrl, chain_rng, proposal.data,
                          proposal.codes, proposal.args, *geometry.kernel_arrays(), *ws.arrays(), **destination)
@@ -370,17 +371,6 @@ def step(state: NSState, generator: np.random.Generator, proposal: Proposal, set
         ghost_radius2=ghosts.radius2, ghost_until=ghosts.until,
         moments=live_moments.unknown(d) if moments is None else live_moments.added(moments, ws.out_u))
     return new_state, info
-
-
-def _take_prior_draws(ws, drawn, geometry, into, live_u):
-    """Prior draws as the iteration's new points, where the chains would have put theirs: the workspace's outputs
-    (their region as a chain's cluster) and, for a live set in slots, the slots ``into``."""
-    ws.out_u[:], ws.out_theta[:], ws.out_logl[:] = drawn.u, drawn.theta, drawn.logl
-    ws.out_cluster[:] = geo.regions(geometry, drawn.u)
-    ws.stats[:] = 0
-    ws.stats[0, STAT_NLIKE], ws.stats[0, STAT_NAN] = drawn.drawn, drawn.nan
-    if into is not None:
-        live_u.store.put_host_rows(into, drawn.u, drawn.theta)
 
 
 def _survivors_first(array, survivors, new):

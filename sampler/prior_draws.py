@@ -22,6 +22,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .hmc import STAT_NAN, STAT_NLIKE
+
 MAX_BATCH = 1 << 18  # draws evaluated at once (two float64 arrays of MAX_BATCH x d)
 MIN_BATCH = 64
 # Draws given to one iteration's points, as a multiple of k / the least acceptance used: the run's estimate of
@@ -61,6 +63,19 @@ def draw_above(generator, k, d, logl_star, acceptance, least_acceptance, theta_l
         have += int(np.count_nonzero(above))
     u, theta, logl = (np.concatenate(parts)[:k] for parts in (us, thetas, logls))
     return Drawn(u, theta, logl, drawn, nan)
+
+
+def place(workspace, drawn, regions, slots=None) -> None:
+    """The draws as the iteration's new points, where the chains would have put theirs: the chain workspace's
+    outputs (``regions``, each draw's region, as a chain's cluster; the counts in the first chain's statistics)
+    and, for a live set in slots, ``slots = (store, the new points' slots)``."""
+    workspace.out_u[:], workspace.out_theta[:], workspace.out_logl[:] = drawn.u, drawn.theta, drawn.logl
+    workspace.out_cluster[:] = regions
+    workspace.stats[:] = 0
+    workspace.stats[0, STAT_NLIKE], workspace.stats[0, STAT_NAN] = drawn.drawn, drawn.nan
+    if slots is not None:
+        store, into = slots
+        store.put_host_rows(into, drawn.u, drawn.theta)
 
 
 def expected_acceptance(log_x, log_finite_share) -> float:
