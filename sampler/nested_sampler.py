@@ -11,10 +11,9 @@ import numpy as np
 from nestgrad.likelihoods import backends
 
 from . import clustering, evidence, float_text, initial_live, live_rows, prior_families
-from . import mpi_pool, precision, prior_draws
+from . import mpi_pool, precision, prior_draws, run_checkpoint
 from .clustering import local_neighbours
-from .checkpoint import (CheckpointError, SignalGuard, generator_state_json, read_checkpoint, restore_generator,
-                         write_checkpoint)
+from .checkpoint import CheckpointError, SignalGuard
 from . import geometry as geo
 from .blas_threads import one_blas_thread
 from .chain_backend import choose_backend
@@ -25,7 +24,7 @@ from .hmc_runtime import AdaptiveThreads, ChainWorkspace
 from .hmc_settings import HMCSettings
 from .kernel_failure import KernelFailed, guard
 from . import kernel_failure
-from .nested import AllLiveTied, InfiniteLikelihood, NSState, Proposal, step
+from .nested import AllLiveTied, InfiniteLikelihood, Proposal, step
 from .priors import Prior
 from .progress import LARGE_RUN, Progress
 from .results import Results
@@ -472,54 +471,18 @@ class NestedSampler:
                 or (max_nlike is not None and record.nlike >= max_nlike)
                 or (max_time is not None and time.perf_counter() - t_start >= max_time))
 
-    # --- checkpoints -----------------------------------------------------------------------------------------
+    # --- checkpoints (sampler.run_checkpoint) ---------------------------------------------------------------
 
     def _save(self, path, state, generator, record, settings, elapsed):
-        arrays = {f"state_{f}": np.asarray(getattr(state, f)) for f in NSState._fields}
-        arrays.update(record.arrays())
-        scalars = dict(record.scalars(), wall_time=record.wall_time + elapsed)  # time of earlier runs + this one
-        meta = {"settings": settings, "generator": generator_state_json(generator), "record": scalars}
-        write_checkpoint(path, arrays, meta)
+        run_checkpoint.save(path, state, generator, record, settings, elapsed)
 
     def check_resumable(self, path, dlogz=None) -> None:
         """Raise :class:`CheckpointError` when the checkpoint ``path`` was written with other settings or another
         likelihood than this sampler's, reading only its metadata: before anything is compiled."""
-        from .checkpoint import RUN_META, read_meta, validate_meta
-
-        try:
-            meta = read_meta(path)
-            validate_meta(path, meta, {key: kind for key, kind in RUN_META.items() if key.startswith("settings")})
-        except CheckpointError:
-            return  # damaged: the full read (``_load``) names the field
-        self._check_settings(path, meta["settings"], self.settings(dlogz))
-
-    @staticmethod
-    def _check_settings(path, saved, settings):
-        for key in ("nlive", "delete_fraction", "k", "hmc", "seed", "params", "prior", "dtype"):
-            if saved.get(key) != settings.get(key):
-                raise CheckpointError(f"{path}: checkpoint was written with {_difference(key, saved.get(key), settings.get(key))}; "
-                                      f"remove the file or use the same settings")
-        if saved.get("likelihood") not in (None, settings.get("likelihood")):  # None: not recorded (older runs)
-            raise CheckpointError(f"{path}: checkpoint was written with another likelihood (field settings."
-                                  f"likelihood: the kernel's source, its helpers -- nestgrad's own among them, after an upgrade -- or the "
-                                  f"data differ from this run's); "
-                                  f"resuming would mix the two: remove the file, or use the kernel and data it was "
-                                  f"written with")
+        run_checkpoint.check_resumable(path, self.settings(dlogz))
 
     def _load(self, path, settings):
-        arrays, meta = read_checkpoint(path)
-        from .checkpoint import add_family_ids, add_unknown_moments, validate_run_checkpoint  # before any use
-        arrays = add_unknown_moments(add_family_ids(arrays))
-        validate_run_checkpoint(path, arrays, meta)
-        self._check_settings(path, meta["settings"], settings)
-        state = NSState(*(arrays[f"state_{f}"] for f in NSState._fields))
-        state = state._replace(step_size=float(state.step_size), n_steps=int(state.n_steps), rho=np.asarray(state.rho, dtype=np.float64),
-                               jumps=int(state.jumps),
-                               iteration=int(state.iteration), next_thread=int(state.next_thread),
-                               next_uid=int(state.next_uid),
-                               ghost_until=state.ghost_until.astype(np.int64),
-                               moments=np.asarray(state.moments, dtype=np.float64))
-        return state, restore_generator(meta["generator"]), RunRecord.from_saved(arrays, meta["record"])
+        return run_checkpoint.load(path, settings)
 
     # --- results ---------------------------------------------------------------------------------------------
 
@@ -542,12 +505,3 @@ class NestedSampler:
         for message in precision.beyond_reach(self.prior, results.dead.theta, results.weights):
             warnings.warn(message, precision.PriorReachWarning, stacklevel=3)
         return results
-
-
-def _difference(key, saved, now) -> str:
-    """``key = saved``, this run's value, naming the entries that differ when both are mappings (a prior of many
-    parameters in which one changed)."""
-    if isinstance(saved, dict) and isinstance(now, dict):
-        names = [n for n in dict.fromkeys([*saved, *now]) if saved.get(n) != now.get(n)]
-        return "; ".join(f"{key}[{n!r}] = {saved.get(n)!r}, this run has {now.get(n)!r}" for n in names)
-    return f"{key} = {saved!r}, this run has {now!r}"
