@@ -26,6 +26,10 @@ def main():
     parser.add_argument("--iterations", type=int, default=12)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu", help="where the chains run")
+    parser.add_argument("--delete-fraction", type=float, default=None,
+                        help="the share of the live set replaced an iteration (default: the sampler's)")
+    parser.add_argument("--prior-draws", type=float, default=None,
+                        help="hmc.prior_draws (default: the sampler's); 0 runs chains from the first iteration")
     parser.add_argument("--host-live-set", action="store_true",
                         help="keep the live set in plain host arrays instead of slots (sampler/live_rows.py on the "
                              "cpu, sampler/live_device.py on the gpu), to compare")
@@ -50,27 +54,32 @@ def main():
 
     options = {"ndim": opts.ndim} if opts.problem in ("gaussian", "gaussian_shells") else {}
     b = builtin.get(opts.problem, **options)
-    sampler = NestedSampler(b.likelihood(backend=opts.backend), Prior.from_spec(b.priors), nlive=opts.nlive, seed=opts.seed)
+    fraction = {} if opts.delete_fraction is None else {"delete_fraction": opts.delete_fraction}
+    hmc = None if opts.prior_draws is None else {"prior_draws": opts.prior_draws}
+    sampler = NestedSampler(b.likelihood(backend=opts.backend), Prior.from_spec(b.priors), nlive=opts.nlive,
+                            seed=opts.seed, hmc=hmc, **fraction)
     sampler.compile()
-    steps, chains = [], []
+    steps, chains, drawn = [], [], []
 
-    def timed_step(state, generator, proposal, settings):
+    def timed_step(state, generator, proposal, settings, prior_acceptance=0.0):
         inner = proposal.advance
+        chains.append(0.0)  # stays 0 for an iteration of prior draws (no chains)
 
         def advance(*args, **options):
             if profile:
                 profile.disable()
             start = time.perf_counter()
             inner(*args, **options)
-            chains.append(time.perf_counter() - start)
+            chains[-1] += time.perf_counter() - start
             if profile:
                 profile.enable()
 
         if profile:
             profile.enable()
         start = time.perf_counter()
-        out = nested.step(state, generator, proposal._replace(advance=advance), settings)
+        out = nested.step(state, generator, proposal._replace(advance=advance), settings, prior_acceptance)
         steps.append(time.perf_counter() - start)
+        drawn.append(prior_acceptance > 0)
         if profile:
             profile.disable()
         return out
@@ -80,9 +89,15 @@ def main():
     result = sampler.run(dlogz=0.1, progress=False, max_iter=opts.iterations)
     total = time.perf_counter() - start
     host = np.array(steps) - np.array(chains)
-    print(f"{opts.backend} backend: {opts.problem} ndim {len(b.params)} nlive {opts.nlive}, {result.niter} iterations, run {total:.2f} s: "
-          f"per iteration host {np.median(host) * 1e3:.1f} ms (mean {host.mean() * 1e3:.1f}), chains "
-          f"{np.median(chains) * 1e3:.1f} ms" + (", live set on the host" if opts.host_live_set else ""))
+    drawn = np.array(drawn, dtype=bool)
+    print(f"{opts.backend} backend: {opts.problem} ndim {len(b.params)} nlive {opts.nlive} k {sampler.k}, "
+          f"{result.niter} iterations, run {total:.2f} s" + (", live set on the host" if opts.host_live_set else ""))
+    if (~drawn).any():
+        print(f"  {np.count_nonzero(~drawn)} iterations of chains: host {np.median(host[~drawn]) * 1e3:.1f} ms "
+              f"(mean {host[~drawn].mean() * 1e3:.1f}), chains {np.median(np.array(chains)[~drawn]) * 1e3:.1f} ms")
+    if drawn.any():
+        print(f"  {np.count_nonzero(drawn)} iterations of prior draws (hmc.prior_draws): "
+              f"{np.median(host[drawn]) * 1e3:.1f} ms each (mean {host[drawn].mean() * 1e3:.1f}), draws included")
     if profile:
         pstats.Stats(profile).sort_stats("tottime").print_stats(opts.profile)
 
