@@ -420,7 +420,15 @@ class NestedSampler:
                     record.running_logz, record.running_log_x = running.logz, running.log_x
                     bar.update(record.niter, info.logl_star, running.logz, record.last_remain(), record.nlike,
                                record.nnan)
-                    stop = callback is not None and callback(record.niter, state, info)
+                    try:
+                        stop = callback is not None and callback(record.niter, state, info)
+                    except BaseException as error:  # the user's bug: keep the run so far, then let it through
+                        if checkpoint is not None:
+                            self._save(checkpoint, state, generator, record, settings,
+                                       time.perf_counter() - t_start)
+                            error.add_note(f"nestgrad: the callback raised after iteration {record.niter}; the run "
+                                           f"so far is saved in {checkpoint} (resume=True continues it)")
+                        raise
                     now = time.perf_counter()
                     if checkpoint is not None and (guard.requested or now - last_checkpoint >= checkpoint_every):
                         self._save(checkpoint, state, generator, record, settings, now - t_start)

@@ -121,6 +121,23 @@ def test_signal_writes_checkpoint_then_stops_and_resume_matches(reference, tmp_p
     assert_identical(reference, run(checkpoint=path, resume=True))
 
 
+@pytest.mark.parametrize("exc", [RuntimeError, KeyboardInterrupt])
+def test_a_callback_that_raises_keeps_the_run_so_far(reference, tmp_path, exc):
+    """A user's callback failing late must not lose the iterations before it: they are checkpointed, the error
+    comes through with a note saying where, and resuming gives the uninterrupted run."""
+    path = tmp_path / "checkpoint.npz"
+
+    def fail(niter, state, info):
+        if niter == 6:
+            raise exc("the user's callback")
+
+    with pytest.raises(exc) as raised:
+        run(checkpoint=path, callback=fail, checkpoint_every=1e9)
+    assert read_checkpoint(path)[1]["record"]["niter"] == 6
+    assert any(str(path) in note and "resume" in note for note in raised.value.__notes__)
+    assert_identical(reference, run(checkpoint=path, resume=True))
+
+
 def test_resume_with_other_settings_is_refused(tmp_path):
     path = tmp_path / "c.npz"
     run(checkpoint=path, max_iter=2)
