@@ -454,6 +454,8 @@ class NestedSampler:
             raise SamplerError(kernel_failure.message(failure, self.likelihood, self.params,
                                                       "while the posterior's modes were compared") + (
                 f"; the checkpoint ({checkpoint}) holds the finished run" if checkpoint is not None else "")) from None
+        # What the stop left, also where no iteration recorded it (a limit hit before the first one).
+        results.settings["dlogz_left"] = float(running.remaining(state.logl))
         if tied is not None:
             results.settings["ended_on_plateau"] = True  # the rest of the evidence is the plateau's: not cut short
             warnings.warn(f"the run ended on a plateau: all {tied[1]} live points (the live set widened to find a "

@@ -82,7 +82,10 @@ class Results:
     @property
     def dlogz_left(self) -> float | None:
         """The remaining-evidence estimate (dlogz) when the run stopped (None when not recorded)."""
-        remain = (self.diagnostics or {}).get("logz_remain")
+        left = (self.settings or {}).get("dlogz_left")
+        if left is not None:
+            return float(left)
+        remain = (self.diagnostics or {}).get("logz_remain")  # results written before settings held it
         return None if remain is None or len(remain) == 0 else float(remain[-1])
 
     @property

@@ -36,3 +36,17 @@ def test_a_run_stopped_by_a_limit_says_it_did_not_converge(tmp_path):
     write_results_json(short, tmp_path / "results.json")
     stored = json.loads((tmp_path / "results.json").read_text())
     assert stored["converged"] is False and stored["dlogz_left"] == pytest.approx(short.dlogz_left)
+
+
+@pytest.mark.parametrize("limit", [{"max_nlike": 1}, {"max_time": 1e-9}])
+def test_a_run_stopped_before_its_first_iteration_did_not_converge(limit):
+    """An outsider's max_nlike: 1 run (the initial draws alone) reported no NOT CONVERGED line and stored
+    converged null: no iteration had recorded what was left."""
+    from problems import gaussian
+    from nestgrad.sampler import NestedSampler
+
+    problem = gaussian(2)
+    short = NestedSampler(problem, problem.prior, nlive=50, seed=1).run(progress=False, **limit)
+    assert short.niter == 0
+    assert short.converged is False and short.dlogz_left > 0.1
+    assert "NOT CONVERGED" in short.summary()
