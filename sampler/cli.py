@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import errno
 import gc
+import shlex
 import signal
 import sys
 import warnings
@@ -360,7 +361,7 @@ def _resume_command(args, config) -> str:
         parts += ["--backend", args.backend]
     if args.seed is not None:
         parts += ["--seed", str(args.seed)]
-    return " ".join(parts + ["--resume"])
+    return shlex.join(parts + ["--resume"])  # quoted: a path with spaces must paste back as one argument
 
 
 def _kernel_name(config, what="kernel") -> str:

@@ -391,3 +391,17 @@ def test_kernels_calling_adjoint_rules_are_cached_like_any_other(nestgrad_inproc
     status, out, err = nestgrad_inprocess("run", tmp_path / "rule.yaml", "--no-check")
     assert status == 0 and "could not be cached" not in err, err
     assert "compiled, now cached" in out or "loaded from the cache" in out, out
+
+
+def test_the_resume_hint_pastes_back_as_the_same_arguments():
+    """An outsider's run with `--out "runs/sp ace ü"` was told to resume with the path unquoted, which the
+    shell splits in two."""
+    import argparse
+    import shlex
+
+    from nestgrad.sampler.cli import _resume_command
+
+    args = argparse.Namespace(config="my config.yaml", out="runs/sp ace ü", backend=None, seed=3)
+    hint = _resume_command(args, None)
+    assert shlex.split(hint) == ["nestgrad", "run", "my config.yaml", "--out", "runs/sp ace ü", "--seed", "3",
+                                 "--resume"]
