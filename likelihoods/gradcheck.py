@@ -7,12 +7,15 @@ user's own plain-Python kernel in float64, independent of numba); this module ga
 
 import inspect
 import math
+import traceback
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
 from nestgrad.ad import check
+
+from .errors import KernelRaisedError
 
 FD_TOLERANCE = 2e-5        # adaptive differences agree to ~1e-9 on smooth kernels; room for long sums
 ANALYTIC_TOLERANCE = 1e-7  # AD and a hand-derived formula differ only by summation order
@@ -33,11 +36,18 @@ def check_points(fn, derivative, params, thetas, data, analytic=None):
         for i, theta in enumerate(thetas):
             try:
                 values[i] = derivative.value_and_grad(theta, *data, row)
-            except _MATH_ERRORS:
+            except _MATH_ERRORS as raised:
+                if _finite_value(fn, theta, data):  # not the domain's edge: the derivative's own fault
+                    _name_the_failure(getattr(derivative, "gradient", None) or fn, raised, theta, params)
                 values[i] = np.nan
             ad[i] = row
             if not np.isfinite(values[i]):
                 continue
+            if analytic is not None:
+                try:
+                    analytic(theta.copy(), *data, np.empty(d))
+                except Exception as raised:  # noqa: BLE001 - whatever the user's code raises is the report
+                    _name_the_failure(analytic, raised, theta, params)
             try:
                 result = check.check_gradient(fn, theta, *data, analytic=analytic, wrt=wrt, rtol=FD_TOLERANCE,
                                               derivative=derivative, names=params)
@@ -47,6 +57,27 @@ def check_points(fn, derivative, params, thetas, data, analytic=None):
             if exact is not None:
                 exact[i] = result.analytic
     return GradientReport.build(params, thetas, values, ad, fd, exact, atol=atol)
+
+
+def _finite_value(fn, theta, data) -> bool:
+    try:
+        return bool(np.isfinite(fn(theta.copy(), *data)))
+    except Exception:  # noqa: BLE001 - the kernel itself fails here: the edge of its domain
+        return False
+
+
+def _name_the_failure(function, raised, theta, params):
+    """Raise :class:`KernelRaisedError` at the line of ``function`` (a hand-written gradient) that raised where
+    the kernel's value is finite. The loop above counts math errors as the edge of the kernel's domain; without
+    this, a gradient that always raises was reported as every point skipped."""
+    frames = traceback.extract_tb(raised.__traceback__)
+    source = getattr(getattr(function, "__code__", None), "co_filename", None)
+    frame = ([f for f in frames if f.filename == source] or frames[-1:])[-1]
+    at = ", ".join(f"{p} = {v:.6g}" for p, v in zip(params, theta))
+    name = getattr(function, "__name__", "gradient")
+    raise KernelRaisedError(frame.filename, frame.lineno, (frame.colno or 0) + 1,
+                            f"the gradient {name!r} raised {type(raised).__name__}: {raised} at {at}, where the "
+                            f"kernel's value is finite: `{(frame.line or '').strip()}`") from None
 
 
 def relative_error(a, b, atol=None):

@@ -46,6 +46,28 @@ def test_planted_wrong_analytic_gradient_fails():
     assert "FAILED" in report.table() and "!" in report.table().splitlines()[4]
 
 
+def _raising_gradient(theta, x, out):
+    raise ValueError("not written yet")
+
+
+@pytest.mark.parametrize("as_derivative", [False, True])
+def test_a_gradient_that_raises_is_named_at_its_line(as_derivative):
+    """An outsider's hand-written gradient raising ValueError was reported as 'every point skipped (logL or
+    differences not finite)': the math errors the check forgives at the edge of a kernel's domain hid it."""
+    b = builtin.get("gaussian4d")
+    if as_derivative:
+        L = Likelihood.from_derivative(AnalyticDerivative(b.kernel, _raising_gradient), b.kernel, b.params, b.data,
+                                       backend="python", draws=_prior_draws(b.priors))
+    else:
+        L = Likelihood(b.kernel, b.params, b.data, backend="python", gradient=_raising_gradient,
+                       draws=_prior_draws(b.priors))
+    with pytest.raises(LikelihoodError) as raised:
+        L.check_gradient(n=3)
+    line = _raising_gradient.__code__.co_firstlineno + 1
+    assert f"{__file__}:{line}:5: the gradient '_raising_gradient' raised ValueError: not written yet" in str(
+        raised.value)
+
+
 def test_planted_wrong_ad_gradient_fails():
     """A derivative provider whose gradient is wrong is caught by the finite differences."""
     b = builtin.get("gaussian4d")
