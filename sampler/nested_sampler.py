@@ -14,6 +14,7 @@ from . import clustering, evidence, float_text, initial_live, live_rows, prior_f
 from . import mpi_pool, precision, prior_draws, run_checkpoint
 from .clustering import local_neighbours
 from .checkpoint import CheckpointError, SignalGuard
+from .interrupts import InterruptLatch
 from . import geometry as geo
 from .blas_threads import one_blas_thread
 from .chain_backend import choose_backend
@@ -355,7 +356,8 @@ class NestedSampler:
             self.check_resumable(checkpoint, dlogz)  # before compiling
         bar = Progress(progress, dlogz)
         try:
-            proposal = self._build(notify=bar.message)
+            with InterruptLatch():  # a Ctrl-C that a compiler's destructor swallowed still stops the run
+                proposal = self._build(notify=bar.message)
         except BaseException:
             bar.close()
             raise
