@@ -10,7 +10,6 @@ and exits with status 2). The embedded default config (`load(None)`) is the seed
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from importlib import resources
 from pathlib import Path
@@ -127,11 +126,10 @@ def _builtin(config: Config):
         raise config.error(("likelihood", "builtin"),
                            f"no built-in '{spec.builtin}'{suggest(spec.builtin, names)}; "
                            f"built-ins: {', '.join(names)}")
-    for key, value in spec.options.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            raise config.error(("likelihood", "options", key), f"must be a finite number, got {value}")
     try:
         model = builtin.get(spec.builtin, **spec.options)
+    except builtin.OptionError as error:  # types and ranges: each built-in lists its options' (builtin._options)
+        raise config.error(("likelihood", "options", error.option), error.detail) from None
     except (TypeError, ValueError, OverflowError, MemoryError) as error:
         # name the offending option's key when the message mentions one, else the largest number given
         named = [key for key in spec.options if re.search(rf"\b{re.escape(key)}\b", str(error))]

@@ -6,14 +6,12 @@ built-in (parameter counts, data shapes, the differentiator) is checked in `samp
 """
 from __future__ import annotations
 
-import math
 import numbers
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NamedTuple
-
 from nestgrad.likelihoods import backends, data as kernel_data
+# the numeric checks live below the sampler, where the built-ins' options use them too (imports run one way)
+from nestgrad.likelihoods.ranges import Range, describe as _kind, number_problem, range_problem  # noqa: F401
 from nestgrad.sampler import priors
 from nestgrad.sampler.config_yaml import ConfigError, key_path, suggest
 
@@ -23,25 +21,6 @@ PLOT_FORMATS = ("png", "pdf")  # files written per plot; PNG alone by default (a
 
 TOP_KEYS = ("name", "likelihood", "params", "sampler", "backend", "dtype", "sum_dtype", "output")
 LIKELIHOOD_KEYS = ("kernel", "builtin", "options", "gradient", "data")
-
-
-class Range(NamedTuple):
-    """A numeric setting: an integer or a number, finite, within [low, high] (an open end excludes it)."""
-    kind: type
-    low: float
-    high: float
-    open_low: bool = False
-    open_high: bool = False
-
-    def describe(self) -> str:
-        what, show = ("an integer", lambda x: str(int(x))) if self.kind is int else ("a number", "{:g}".format)
-        return (f"{what} in {'(' if self.open_low else '['}{show(self.low)}, {show(self.high)}"
-                f"{')' if self.open_high else ']'}")
-
-    def contains(self, value) -> bool:
-        above = value > self.low if self.open_low else value >= self.low
-        below = value < self.high if self.open_high else value <= self.high
-        return above and below
 
 
 # Every numeric setting of the sampler, one line each (the HMC settings `sampler.hmc.*` are checked by
@@ -265,38 +244,6 @@ def validate(data, lines, path: Path) -> Config:
     )
 
 
-def number_problem(value, kind=float) -> str | None:
-    """Why `value` is not a finite number (kind float) or integer (kind int, 50.0 accepted), or None."""
-    what = "an integer" if kind is int else "a number"
-    exponent = re.fullmatch(r"([-+]?(?:\d+\.?\d*|\.\d+))[eE]([-+]?)(\d+)", value.strip()) \
-        if isinstance(value, str) else None
-    if exponent:  # YAML 1.1 (PyYAML) wants a decimal point and a signed exponent: 1.0e+12
-        mantissa, sign, power = exponent.groups()
-        written = f"{mantissa if '.' in mantissa else mantissa + '.0'}e{sign or '+'}{power}"
-        return f"expected {what}, got text '{value}' (YAML reads this as text; write {written})"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return f"expected {what}, got {_kind(value)}"
-    if isinstance(value, numbers.Integral):  # exact, however large (math.isfinite would overflow)
-        return None
-    if not math.isfinite(value):
-        return f"must be a finite number, got {value}"
-    if kind is int and not float(value).is_integer():
-        return f"expected an integer, got {value!r}"
-    return None
-
-
-def range_problem(value, allowed: Range) -> str | None:
-    """Why `value` is not acceptable for a setting with range `allowed`, or None."""
-    problem = number_problem(value, allowed.kind)
-    if problem or allowed.contains(value):
-        return problem
-    shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:12]}... ({len(str(value))} characters)"
-    if value <= 0 <= allowed.low:
-        sign = "positive" if allowed.low > 0 or allowed.open_low else "zero or more"
-        return f"must be {sign} ({allowed.describe()}), got {shown}"
-    return f"must be {allowed.describe()}, got {shown}"
-
-
 def _param(check: _Checker, name, spec) -> ParamSpec:
     path = ("params", name)
     if not str(name).isidentifier():
@@ -357,17 +304,3 @@ def _data_value(check: _Checker, value, path, folder: Path):
         raise check.error(path, f"unsupported data file type '{file.suffix}': use "
                                 f"{', '.join(kernel_data.FILE_TYPES)}")
     return f"{file.resolve()}:{member}" if member else str(file.resolve())
-
-
-def _kind(value) -> str:
-    if value is None:
-        return "nothing (empty value)"
-    if isinstance(value, bool):
-        return f"a boolean ({value})"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return f"text '{value}'"
-    return f"{type(value).__name__} {value!r}"

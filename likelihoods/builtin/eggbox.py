@@ -7,6 +7,7 @@ from ._base import Builtin
 
 NAME = "eggbox"
 DESCRIPTION = "eggbox (2 + cos(x/2) cos(y/2))^5 in U[0, 10π]², 18 modes"
+OPTIONS = {}  # checked by builtin.get before get() runs
 PARAMS = ("x", "y")
 PEAK = 243.0  # (2 + 1)^5, the value at every mode: factored out of the quadrature
 

@@ -5,9 +5,13 @@ import math
 import numpy as np
 
 from ._base import Builtin
+from ._options import ANY, DIMENSIONS, POSITIVE, OptionError
+from ..ranges import Range
 
 NAME = "gaussian"
 DESCRIPTION = "normalised d-dim Gaussian at 0.5 (sigma 0.1, optional correlation rho) in the unit cube; logZ ~ 0"
+# checked by builtin.get before get() runs; rho against ndim below
+OPTIONS = {"ndim": DIMENSIONS, "sigma": POSITIVE, "rho": Range(float, -1.0, 1.0, True, True), "centre": ANY}
 
 
 def kernel_diagonal(theta, mean, inv_var, lognorm):
@@ -76,7 +80,8 @@ def get(ndim=4, sigma=0.1, rho=0.0, centre=0.5):
     rho = 0 uses ``kernel_diagonal`` (data ``mean, inv_var, lognorm``), otherwise ``kernel`` (data
     ``mean, icov, lognorm``): same log-likelihood, O(d) instead of O(d²) per evaluation."""
     if not -1.0 / (ndim - 1 if ndim > 1 else 1) < rho < 1.0:
-        raise ValueError(f"gaussian: rho={rho} does not give a positive-definite covariance for ndim={ndim}")
+        raise OptionError(NAME, "rho", f"{rho} does not give a positive-definite covariance for ndim {ndim} "
+                                       f"(rho must lie in ({-1.0 / max(ndim - 1, 1):g}, 1))")
     mean = np.full(ndim, float(centre))
     cov = covariance(ndim, float(sigma), float(rho))
     _, logdet = np.linalg.slogdet(cov)

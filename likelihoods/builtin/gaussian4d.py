@@ -6,10 +6,12 @@ import math
 import numpy as np
 
 from ._base import Builtin
+from ._options import DATA_POINTS, SEED
 from ._reference import log_integral, normal_mass
 
 NAME = "gaussian4d"
 DESCRIPTION = "means and widths (mu1, mu2, sigma1, sigma2) of 2-D Gaussian data x of shape (2, N)"
+OPTIONS = {"n": DATA_POINTS, "seed": SEED}  # checked by builtin.get before get() runs
 PARAMS = ("mu1", "mu2", "sigma1", "sigma2")
 PRIORS = {"mu1": ("uniform", 0.0, 1.0), "mu2": ("uniform", 0.0, 1.0),
           "sigma1": ("uniform", 0.01, 0.5), "sigma2": ("uniform", 0.01, 0.5)}

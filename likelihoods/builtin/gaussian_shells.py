@@ -3,10 +3,13 @@
 import math
 
 from ._base import Builtin
+from ._options import ANY, DIMENSIONS, POSITIVE
 from ._reference import log_integral
 
 NAME = "gaussian_shells"
 DESCRIPTION = "two Gaussian shells (radius 2, width 0.1, centres ±3.5 on axis 1) in U[-6, 6]^d"
+# checked by builtin.get before get() runs
+OPTIONS = {"ndim": DIMENSIONS, "centre": ANY, "radius": POSITIVE, "width": POSITIVE}
 
 
 def kernel(theta, centre, radius, width):

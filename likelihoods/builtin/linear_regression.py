@@ -5,10 +5,12 @@ import math
 import numpy as np
 
 from ._base import Builtin
+from ._options import DATA_POINTS, SEED
 from ._reference import log_integral
 
 NAME = "linear_regression"
 DESCRIPTION = "straight line (slope, intercept) with unknown Gaussian noise sigma, data x, y of shape (N,)"
+OPTIONS = {"n": DATA_POINTS, "seed": SEED}  # checked by builtin.get before get() runs
 PARAMS = ("slope", "intercept", "sigma")
 PRIORS = {"slope": ("uniform", -5.0, 5.0), "intercept": ("uniform", -5.0, 5.0),
           "sigma": ("loguniform", 0.01, 10.0)}

@@ -6,11 +6,13 @@ import math
 import numpy as np
 
 from ._base import Builtin
+from ._options import DATA_POINTS, SEED
 from ._reference import log_integral_box
 from ._special import digamma
 
 NAME = "negative_binomial"
 DESCRIPTION = "negative-binomial counts k of shape (N,): mean mu and dispersion r"
+OPTIONS = {"n": DATA_POINTS, "seed": SEED}  # checked by builtin.get before get() runs
 PARAMS = ("mu", "r")
 PRIORS = {"mu": ("loguniform", 0.1, 100.0), "r": ("loguniform", 0.1, 100.0)}
 

@@ -5,9 +5,14 @@ import math
 import numpy as np
 
 from ._base import Builtin
+from ._options import DIMENSIONS, POSITIVE, SEED, OptionError
+from ..ranges import Range
 
 NAME = "poisson_rates"
 DESCRIPTION = "one Poisson rate per bin of independent counts (ndim = bins); uniform or loguniform rate priors"
+# checked by builtin.get before get() runs (low None: the prior's own default); low against high below
+OPTIONS = {"bins": DIMENSIONS, "prior": ("uniform", "loguniform"), "low": (Range(float, 0.0, 1e6), None),
+           "high": POSITIVE, "seed": SEED}
 
 
 def kernel(theta, counts):
@@ -50,10 +55,14 @@ def reference_logz(counts, priors, params):
 
 def get(bins=5, prior="uniform", low=None, high=50.0, seed=0):
     """``bins`` rates drawn from U[1, 20]; rate priors ``prior`` on [low, high] (low defaults to 0 / 0.1)."""
-    if prior not in ("uniform", "loguniform"):
-        raise ValueError(f"poisson_rates: prior must be 'uniform' or 'loguniform', got {prior!r}")
+    given_low = low is not None
     if low is None:
         low = 0.0 if prior == "uniform" else 0.1
+    if prior == "loguniform" and low <= 0:
+        raise OptionError(NAME, "low", f"a loguniform prior needs low > 0, got {low}")
+    if not low < high:  # blame the one the user wrote (high, when low is the default)
+        raise OptionError(NAME, *(("low", f"must be less than high ({high}), got {low}") if given_low
+                                  else ("high", f"must be greater than low ({low}, the default), got {high}")))
     data, rates = make_data(np.random.default_rng(seed), bins)
     params = tuple(f"rate{j + 1}" for j in range(bins))
     priors = {p: (prior, float(low), float(high)) for p in params}

@@ -3,10 +3,12 @@
 import math
 
 from ._base import Builtin
+from ._options import POSITIVE
 from ._reference import log_integral, normal_mass
 
 NAME = "rosenbrock"
 DESCRIPTION = "2-D Rosenbrock banana -[(1-x)² + 100(y-x²)²]/2 in U[-10, 10]²"
+OPTIONS = {"half_width": POSITIVE}  # checked by builtin.get before get() runs
 PARAMS = ("x", "y")
 
 

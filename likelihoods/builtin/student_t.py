@@ -6,11 +6,13 @@ import math
 import numpy as np
 
 from ._base import Builtin
+from ._options import DATA_POINTS, SEED
 from ._reference import log_integral_box
 from ._special import digamma
 
 NAME = "student_t"
 DESCRIPTION = "Student-t location, scale and degrees of freedom nu of 1-D data y of shape (N,)"
+OPTIONS = {"n": DATA_POINTS, "seed": SEED}  # checked by builtin.get before get() runs
 PARAMS = ("loc", "scale", "nu")
 PRIORS = {"loc": ("uniform", -5.0, 5.0), "scale": ("loguniform", 0.01, 10.0), "nu": ("loguniform", 0.5, 100.0)}
 

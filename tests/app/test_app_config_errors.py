@@ -295,3 +295,17 @@ def test_embedded_default_config_is_the_seed_gaussian(tmp_path, monkeypatch):
     assert default.likelihood.builtin == shipped.likelihood.builtin == "gaussian4d"
     assert default.sampler == shipped.sampler and default.backend == "cpu"
     assert default.output.dir == (tmp_path / "runs" / "gaussian4d").resolve()
+
+
+@pytest.mark.parametrize("options, key, expected", [
+    ("{ndim: 0}", "likelihood.options.ndim", "must be positive"),
+    ("{ndim: three}", "likelihood.options.ndim", "expected an integer, got text 'three'"),
+    ("{ndim: 2, sigma: -0.1}", "likelihood.options.sigma", "must be positive"),
+    ("{ndim: 2, sigma: 0}", "likelihood.options.sigma", "must be positive"),
+    ("{ndim: 2, rho: 1.5}", "likelihood.options.rho", "must be a number in (-1, 1)"),
+])
+def test_builtin_options_are_checked_and_named(folder, options, key, expected):
+    """Outsider's findings: each was a traceback, Python's own wording, a silent run or blamed on ndim."""
+    with pytest.raises(ConfigError) as info:
+        load(write(folder, f"likelihood:\n  builtin: gaussian\n  options: {options}\n"))
+    assert f"config.yaml:3: {key}: {expected}" in str(info.value), str(info.value)
