@@ -47,6 +47,10 @@ def load(path=None) -> Config:
     else:
         config_path = Path(path).resolve()
         display = str(path)
+        if config_path.is_dir():
+            inside = sorted(p.name for p in config_path.glob("*.y*ml"))[:5]
+            hint = f" ({', '.join(inside)} in it)" if inside else ""
+            raise ConfigError(f"{path}: is a directory, not a config file; give the YAML file itself{hint}")
         if not config_path.is_file():
             raise ConfigError(f"{path}: config file not found")
         text = _read_text(config_path, display)

@@ -144,7 +144,9 @@ class _Checker:
         return value
 
     def text(self, value, path, choices=None) -> str:
-        if not isinstance(value, str) or not value.strip():
+        if isinstance(value, str) and not value.strip():  # '' or blanks: "expected text, got text ''" read oddly
+            raise self.error(path, "must not be empty")
+        if not isinstance(value, str):
             raise self.error(path, f"expected text, got {_kind(value)}")
         if choices is not None and value not in choices:
             raise self.error(path, f"'{value}' is not one of {', '.join(choices)}{suggest(value, choices)}")

@@ -102,6 +102,9 @@ CASES = [
     ("kernel and builtin", ("  kernel: kernel.py:model", "  builtin: gaussian4d\n  kernel: kernel.py:model"),
      "likelihood", "likelihood:", "exactly one"),
     ("yaml syntax", ("  nlive: 50", "  nlive: [50"), None, None, "invalid YAML"),
+    ("empty name", ("name: demo", 'name: ""'), "name", "name:", "must not be empty"),  # said: expected text, got text
+    ("empty output dir", ("backend: cpu", 'backend: cpu\noutput: {dir: " "}'), "output.dir", "output:",
+     "must not be empty"),
 ]
 
 
@@ -277,6 +280,16 @@ def test_missing_config_file_exits_2_without_traceback(tmp_path):
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "nope.yaml: config file not found" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_directory_given_as_the_config_is_named_a_directory(folder, capsys):
+    """It said "config file not found" of a folder that exists."""
+    write(folder, GOOD)
+    with pytest.raises(ConfigError, match=r": is a directory, not a config file; .*\(config.yaml in it\)"):
+        load(folder)
+    assert main(["run", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("nestgrad: error:") == 1 and "is a directory" in err and "Traceback" not in err
 
 
 def test_subprocess_config_error_exit_2(folder):
