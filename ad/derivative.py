@@ -143,7 +143,7 @@ class Derivative:
 
 
 def module_source_primal(c):
-    return function_source(c.name, list(c.arg_names), c.value_ir, c.types, "float64", c.scratch,
+    return function_source(c.name, list(c.ir_args), c.value_ir, c.types, "float64", c.scratch,
                            origin=Pos(c.line, 0, c.filename))
 
 

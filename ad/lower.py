@@ -10,7 +10,7 @@ import ast
 import builtins
 import types
 
-from . import breaks, local_arrays, resolve, rules
+from . import breaks, local_arrays, names, resolve, rules
 from .calls import RET, CallsMixin
 from .errors import UnsupportedError, Where, error_at
 from .fold import fold, fold_compare
@@ -27,7 +27,9 @@ class Context:
     """State shared by the kernel and every function inlined into it."""
 
     def __init__(self, arg_names):
-        self.arg_names = tuple(arg_names)
+        # the arguments as the IR names them: renamed where they could be a generated name (names.py)
+        self.ir_of = names.ir_names(arg_names)
+        self.arg_names = tuple(self.ir_of.values())
         self.counter = 0
         self.inline_stack = []
         self.sources = []         # texts of inlined helpers and rules (cache key)
@@ -54,7 +56,7 @@ def lower_function(src, ctx=None):
     """Lower the kernel ``src`` (a ``parse.Source`` the fence pass accepted, with every function it calls);
     return ``(statements, return_operand, ctx)``."""
     ctx = ctx or Context(src.arg_names)
-    env = {a: a for a in src.arg_names}
+    env = dict(ctx.ir_of)
     low = Lowerer(src, ctx, env, prefix="")
     body = low.block(restructure(src.node.body))
     if RET not in low.env:
@@ -190,8 +192,8 @@ class Lowerer(CallsMixin):
         return value
 
     def bind(self, name, value, node):
-        if name in self.ctx.arg_names and not self.prefix and self.env.get(name) == name \
-                and name in self.ctx.array_ndim:
+        arg = self.ctx.ir_of.get(name)
+        if arg is not None and not self.prefix and self.env.get(name) == arg and arg in self.ctx.array_ndim:
             raise self.unsupported(node, f"argument {name!r} is an array: assigning to it is not supported; "
                                          "use a new local name")
         self.env[name] = value

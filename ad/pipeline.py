@@ -6,7 +6,7 @@ prints it for one float width and target.
 from dataclasses import dataclass, replace
 
 from . import activity as activity_pass
-from . import dce, external, fence, intrange, local_arrays, loops, types
+from . import dce, external, fence, intrange, local_arrays, loops, names, types
 from .emit import function_source
 from .errors import NO_POS, KernelError, Pos
 from .fusion import strip_effects
@@ -23,8 +23,10 @@ class Compiled:
     name: str
     filename: str
     line: int
-    arg_names: tuple
+    arg_names: tuple  # as the kernel spells them
     wrt: tuple
+    ir_args: tuple    # as the IR and the generated code spell them (names.py)
+    ir_wrt: tuple
     grad_names: tuple
     scratch: str
     value_ir: list
@@ -56,24 +58,38 @@ def _as_tuple(wrt):
 
 def compile_kernel(src, wrt="theta", store_budget=DEFAULT_BUDGET):
     wrt = _as_tuple(wrt)
-    where_line = src.node.lineno
     for w in wrt:
         if w not in src.arg_names:
             raise KernelError(f"wrt names {w!r}, which is not an argument of {src.name}{src.arg_names}",
-                              src.filename, where_line, src.node.col_offset + 1)
+                              src.filename, src.node.lineno, src.node.col_offset + 1)
     fence.check_kernel(src)
+    ir_of = names.ir_names(src.arg_names)
+    try:
+        c = _compile(src, tuple(ir_of[w] for w in wrt), store_budget)
+    except KernelError as e:  # the passes after the fence name the arguments as the IR does
+        text = names.user_text(e.message, ir_of)
+        if text == e.message:
+            raise
+        raise type(e)(text, e.filename, e.lineno, e.col) from None
+    return replace(c, arg_names=src.arg_names, wrt=wrt)
+
+
+def _compile(src, wrt, store_budget):
+    """``compile_kernel`` after the fence, on the arguments as the IR names them (``Compiled.ir_args``)."""
+    where_line = src.node.lineno
     body, ret, ctx = lower_function(src)
-    external.resolve_arguments(body, ctx.array_ndim, src.arg_names, src.filename)
+    arg_names = ctx.arg_names
+    external.resolve_arguments(body, ctx.array_ndim, arg_names, src.filename)
     # local arrays' places in scratch, computed from the arguments first in every generated function
     producers = {}
     for s in walk(body):
         if isinstance(s, Assign):
             producers.setdefault(s.dst, s)
     layout, arrays_end = local_arrays.layout(ctx.local_arrays, producers, loops.assignment_counts(body),
-                                             src.filename, src.arg_names, wrt)
-    tinfo = types.infer(layout + body, src.arg_names, ctx.array_ndim, src.filename, wrt)
+                                             src.filename, arg_names, wrt)
+    tinfo = types.infer(layout + body, arg_names, ctx.array_ndim, src.filename, wrt)
     types.check_bool_arithmetic(body, tinfo, src.filename)
-    int_ranges = intrange.check(layout + body, tinfo, src.arg_names, src.filename)
+    int_ranges = intrange.check(layout + body, tinfo, arg_names, src.filename)
     if is_var(ret) and ret in tinfo.arrays or (ret in wrt):
         line, col = ctx.returns[-1][:2] if ctx.returns else (where_line, 1)
         raise KernelError(f"the kernel returns the array {ret!r}: a kernel returns one scalar (e.g. a sum over "
@@ -82,7 +98,7 @@ def compile_kernel(src, wrt="theta", store_budget=DEFAULT_BUDGET):
     # scalar float arguments: convert once at entry, so an int passed for a float (or a float64 in float32 mode)
     # does not change the arithmetic
     prologue, mapping = [], {}
-    for a in src.arg_names:
+    for a in arg_names:
         if a not in tinfo.arrays and a not in tinfo.int_scalars:
             mapping[a] = f"{a}__f"
             prologue.append(Assign(mapping[a], "tofloat", [a]))
@@ -91,7 +107,7 @@ def compile_kernel(src, wrt="theta", store_budget=DEFAULT_BUDGET):
         ret = mapping.get(ret, ret)
     body = dce.eliminate(body, {ret} if is_var(ret) else set())
     body = hoist(body, wrt)
-    tinfo = types.infer(layout + body, src.arg_names, tinfo.arrays, src.filename)
+    tinfo = types.infer(layout + body, arg_names, tinfo.arrays, src.filename)
     act = activity_pass.analyse(body, ret, wrt, tinfo)
 
     rev = Reverse(body, ret, act, tinfo, ctx, wrt, src.filename, int_ranges, layout, arrays_end, store_budget)
@@ -102,10 +118,10 @@ def compile_kernel(src, wrt="theta", store_budget=DEFAULT_BUDGET):
     size_ir, size_ret = rev.scratch_size_program()
     value_ir = layout + body + [Return(ret, pos=ret_pos)]
     all_ir = value_ir + vg + gr + size_ir
-    gtypes = types.infer(all_ir, src.arg_names, tinfo.arrays, src.filename)
+    gtypes = types.infer(all_ir, arg_names, tinfo.arrays, src.filename)
     gtypes.int_scalars |= tinfo.int_scalars
     gtypes.int_arrays |= tinfo.int_arrays
-    return Compiled(src.name, src.filename, where_line, src.arg_names, wrt,
+    return Compiled(src.name, src.filename, where_line, arg_names, wrt, arg_names, wrt,
                     tuple(rev.grad_names[w] for w in wrt), rev.scratch, value_ir, vg, gr, size_ir, size_ret,
                     gtypes, act, [rev.info[k] for k in sorted(rev.info)], list(ctx.helpers), list(ctx.sources),
                     list(ctx.local_arrays), store_budget)
@@ -156,7 +172,7 @@ def module_source(c, dtype="float64", target="python", fastmath=True, wide_sums=
     (``emit.loop_sums``); the rest of its arithmetic stays float32."""
     c = _optimised(c, fastmath)
     wide_sums = bool(wide_sums) and dtype == "float32"
-    args = list(c.arg_names)
+    args = list(c.ir_args)
     grads = list(c.grad_names)
     np_dtype = "np.float32" if dtype == "float32" else "np.float64"
     sums = ", sums float64" if wide_sums else ""
@@ -165,7 +181,7 @@ def module_source(c, dtype="float64", target="python", fastmath=True, wide_sums=
              f"_nz_mul, _nz_div = selects.for_target({target!r})\n" + _external_header(c, target)]
     origin = Pos(c.line, 0, c.filename)
     fs = lambda name, params, ir, doc: function_source(name, params, ir, c.types, dtype, c.scratch, doc, origin,
-                                                       c.wrt, wide_sums)
+                                                       c.ir_wrt, wide_sums)
     # Every kernel has raw_value(..., scratch), the primal the batch drivers and samplers call with the sample's
     # scratch row, so that no call allocates; local arrays live in that row. value() without scratch is for
     # callers holding none: it allocates when the kernel has local arrays, and is absent on CUDA then.

@@ -7,11 +7,12 @@ import re
 
 from .ir import Assign, ExtCall, walk
 from .loops import CARRIED, render
+from .names import SUFFIX, user_text
 
 
 def user_name(ir_name):
-    """``y__12`` → ``y`` (the kernel's own spelling of an IR variable)."""
-    return re.sub(r"__\d+$", "", ir_name.replace("__f", ""))
+    """``y__12`` → ``y`` (the kernel's own spelling of an IR variable); ``np__arg__3`` → ``np``."""
+    return re.sub(r"__\d+$", "", ir_name.replace("__f", "")).removesuffix(SUFFIX)
 
 
 def make_report(c, scratch_elements=None, itemsize=8, dtype="float64", rows_need=None):
@@ -19,7 +20,7 @@ def make_report(c, scratch_elements=None, itemsize=8, dtype="float64", rows_need
     lines = [f"kernel {c.name} ({c.filename}:{c.line})"]
     data = [a for a in c.arg_names if a not in c.wrt]
     lines.append(f"active arguments: {', '.join(c.wrt)}")
-    zero = [w for w in c.wrt if w not in c.activity.active_args]
+    zero = [w for w, ir in zip(c.wrt, c.ir_wrt) if ir not in c.activity.active_args]
     if zero:
         lines.append(f"  (the result does not depend on: {', '.join(zero)}; their gradient is zero)")
     lines.append(f"data arguments (no shadow): {', '.join(data) if data else '-'}")
@@ -31,7 +32,7 @@ def make_report(c, scratch_elements=None, itemsize=8, dtype="float64", rows_need
     terms = []
     arrays = {a.name: a for a in c.arrays}
     producers = {s.dst: s for s in walk(c.value_ir) if isinstance(s, Assign)}
-    size_of = lambda a: _size(a, producers, c.arg_names)  # noqa: E731
+    size_of = lambda a: _size(a, producers, c.ir_args)  # noqa: E731
     for a in c.arrays:
         active = c.activity.is_active(a.name)
         lines.append(f"local array {a.user_name} (line {a.line}): {size_of(a)} elements in scratch"
@@ -89,7 +90,8 @@ def make_report(c, scratch_elements=None, itemsize=8, dtype="float64", rows_need
                      "arguments to report() for a number)")
     else:
         lines.append("scratch: 0 bytes per sample")
-    return "\n".join(lines) + "\n"
+    # formulas name the arguments as the IR does
+    return user_text("\n".join(lines) + "\n", dict(zip(c.arg_names, c.ir_args)))
 
 
 def _rows_lines(info, by_id, arrays, size_of, budget_itemsize, rows_need, indent):
