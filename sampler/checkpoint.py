@@ -72,7 +72,9 @@ def write_checkpoint(path, arrays: dict, meta: dict) -> None:
         if not isinstance(exc, OSError):
             raise
         kept = "the previous checkpoint is unchanged" if os.path.exists(path) else "no checkpoint was written yet"
-        raise CheckpointWriteError(f"{path}: cannot write the checkpoint ({exc.strerror or exc}); {kept}") from None
+        error = CheckpointWriteError(f"{path}: cannot write the checkpoint ({exc.strerror or exc}); {kept}")
+        error.path, error.errno = path, exc.errno  # for the advice that follows (sampler.write_errors)
+        raise error from None
 
 
 def _write_npz(handle, payload) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import errno
 import gc
 import shlex
 import signal
@@ -19,15 +18,13 @@ import warnings
 from pathlib import Path
 
 from .exit_gc import freeze_at_exit
+from .write_errors import WRITE_ERRNOS, remedy
 
 EXIT_CONFIG, EXIT_GRADIENT, EXIT_RANK, EXIT_INTERRUPTED = 2, 3, 4, 130
 QUICK_CHECK_POINTS = 4
 # Prior draws searched for points with a finite logL to check the gradient at (a likelihood that is -inf on most
 # of the prior, e.g. a model defined on a small region, has none among the first few draws).
 CHECK_SEARCH_DRAWS = 100_000
-# OSErrors that mean "this file cannot be written here" (space, quota, size limit, permissions): reported as
-# one message naming the file; any other OSError is a bug worth its traceback.
-WRITE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
 
 
 def main(argv=None) -> int:
@@ -219,7 +216,8 @@ def cmd_run(args) -> int:
                               progress=not args.quiet and sys.stderr.isatty(), **run_args)
     except CheckpointWriteError as error:
         then = f"resume with: {resume_hint}" if checkpoint.is_file() else "run again"
-        print(f"nestgrad: error: {error}\n  free some space, then {then}", file=sys.stderr)
+        print(f"nestgrad: error: {error}\n  {remedy(getattr(error, 'errno', None), getattr(error, 'path', None))}, "
+              f"then {then}", file=sys.stderr)
         return EXIT_CONFIG
     except mpi_pool.RankError as error:
         then = f"resume with: {resume_hint}" if checkpoint.is_file() else "run again"
@@ -259,7 +257,8 @@ def cmd_run(args) -> int:
             raise
         what = error if isinstance(error, RunFolderError) else \
             f"{error.filename or outdir}: cannot write the outputs ({error.strerror or error})"
-        print(f"nestgrad: error: {what}\n  the finished run is saved in {checkpoint}: free some space, then write "
+        fix = remedy(error.errno, error.path if isinstance(error, RunFolderError) else error.filename)
+        print(f"nestgrad: error: {what}\n  the finished run is saved in {checkpoint}: {fix}, then write "
               f"the outputs with: {resume_hint}", file=sys.stderr)
         return EXIT_CONFIG
     if not args.quiet:

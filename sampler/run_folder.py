@@ -38,7 +38,12 @@ _DIAG_PREFIX = "diag__"
 
 
 class RunFolderError(Exception):
-    """A run folder that is missing files, whose files disagree with each other, or that cannot be written."""
+    """A run folder that is missing files, whose files disagree with each other, or that cannot be written (then
+    ``path`` is the file and ``errno`` the OSError's code, when known: `write_errors.remedy` advises from them)."""
+
+    def __init__(self, message, path=None, errno=None):
+        super().__init__(message)
+        self.path, self.errno = path, errno
 
 
 # ----------------------------------------------------------------------------------------------- writing
@@ -95,9 +100,9 @@ def _write_tables(jobs) -> None:
         return write
 
     messages = text_tables.run_all([task(path, table) for path, table in jobs], sum(t.size for _, t in jobs))
-    for message in messages:
-        if message:
-            raise RunFolderError(message)
+    for (path, _), message in zip(jobs, messages):
+        if message:  # a forked writer's error arrives as text: its errno is lost, its path is known
+            raise RunFolderError(message, path=path)
 
 
 def write_paramnames(results, path) -> None:
@@ -418,7 +423,7 @@ def _atomic_write(path, write) -> None:
         if tmp.exists():
             tmp.unlink()
         if isinstance(error, OSError):
-            raise RunFolderError(f"{path}: cannot write ({error.strerror or error})") from None
+            raise RunFolderError(f"{path}: cannot write ({error.strerror or error})", path, error.errno) from None
         raise
 
 

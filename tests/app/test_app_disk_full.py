@@ -115,6 +115,44 @@ def test_disk_full_writing_the_run_folder(reference, tmp_path, monkeypatch, nest
     assert_same_run(out, want)
 
 
+@pytest.mark.parametrize("forked", [False, True])
+def test_a_folder_in_the_way_of_an_output_file_is_named(reference, tmp_path, monkeypatch, nestgrad_inprocess,
+                                                        forked):
+    """The advice matches the cause: it said "free some space" of a folder standing where small.txt goes."""
+    if forked and sys.platform != "linux":
+        pytest.skip("the tables are written by forked children on Linux only")
+    folder, want = reference
+    out = tmp_path / "out"
+    (out / "small.txt" / "inside").mkdir(parents=True)
+    if forked:  # the writer's error then comes back as text, without its errno
+        monkeypatch.setattr(text_tables, "PARALLEL_NUMBERS", 0)
+    status, _, err = nestgrad_inprocess("run", folder / "small.yaml", "--out", out, "--quiet", "--no-check")
+    assert status == 2, err
+    assert err.count("nestgrad: error:") == 1 and "Traceback" not in err, err
+    assert f"{out / 'small.txt'}: cannot write (Is a directory)" in err, err
+    assert f"remove or rename the folder {out / 'small.txt'}, which is in the way" in err, err
+    assert "free some space" not in err and "--resume" in err, err
+
+    (out / "small.txt" / "inside").rmdir()
+    (out / "small.txt").rmdir()
+    status, _, err = nestgrad_inprocess("run", folder / "small.yaml", "--out", out, "--quiet", "--no-check",
+                                        "--resume")
+    assert status == 0, err
+    assert_same_run(out, want)
+
+
+@pytest.mark.parametrize("code, expected", [
+    (errno.ENOSPC, "free some space"), (errno.EDQUOT, "free some space"),
+    (errno.EACCES, "make {folder} writable"), (errno.EROFS, "make {folder} writable"),
+    (errno.EISDIR, "remove or rename the folder {path}"),
+])
+def test_the_advice_after_a_failed_write_names_its_cause(tmp_path, code, expected):
+    from nestgrad.sampler.write_errors import remedy
+
+    path = tmp_path / "run.txt"
+    assert expected.format(folder=tmp_path, path=path) in remedy(code, path)
+
+
 def test_disk_full_writing_plots(reference, monkeypatch, nestgrad_inprocess):
     folder, _ = reference
 
