@@ -66,26 +66,26 @@ def write_run_folder(results, outdir) -> Path:
     return outdir
 
 
-def weighted_chain_table(results) -> np.ndarray:
+def weighted_chain_table(results) -> text_tables.Columns:
     """getdist/PolyChord `<name>.txt`: weight (scaled so the largest is 1), -2 logL, params."""
     weights = np.asarray(results.weights, dtype=float)
     scaled = weights / weights.max() if weights.size and weights.max() > 0 else weights
-    return np.column_stack([scaled, -2.0 * results.dead.logl, results.dead.theta])
+    return text_tables.Columns(scaled, -2.0 * results.dead.logl, results.dead.theta)
 
 
-def dead_birth_table(results) -> np.ndarray:
+def dead_birth_table(results) -> text_tables.Columns:
     """PolyChord `<name>_dead-birth.txt`: params, logL, logL_birth (-inf for the initial prior draws)."""
     dead = results.dead
-    return np.column_stack([dead.theta, dead.logl, dead.logl_birth])
+    return text_tables.Columns(dead.theta, dead.logl, dead.logl_birth)
 
 
-def equal_weights_table(results) -> np.ndarray:
+def equal_weights_table(results) -> text_tables.Columns:
     """PolyChord `<name>_equal_weights.txt`: 1, -2 logL, params for each equal-weight sample."""
     samples = np.asarray(results.samples, dtype=float).reshape(-1, len(results.params))
     known = results.sample_logl
     logl = (np.asarray(known, dtype=float) if known is not None and len(known) == len(samples)
             else _logl_of_samples(samples, results.dead.theta, results.dead.logl))
-    return np.column_stack([np.ones(len(samples)), -2.0 * logl, samples])
+    return text_tables.Columns(np.ones(len(samples)), -2.0 * logl, samples)
 
 
 def _write_tables(jobs) -> None:

@@ -113,3 +113,23 @@ def test_threads_write_the_same_bytes_in_order(monkeypatch, threads):
     assert many.getvalue() == one.getvalue()
     assert many.getvalue().count(b"\n") == 5003
     np.testing.assert_array_equal(np.loadtxt(io.BytesIO(many.getvalue()), ndmin=2), table)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_table_given_by_its_columns_writes_the_bytes_of_the_stacked_table(threads, monkeypatch):
+    """Columns are stacked a block of rows at a time; blocks of 1000 numbers make many blocks (and a short one
+    at the end) of a table of 10,000 rows."""
+    monkeypatch.setattr(text_tables, "_BLOCK_NUMBERS", 1000)
+    rng = np.random.default_rng(3)
+    first, middle, last = rng.standard_normal(10_001), _table((10_001, 4)), -rng.exponential(size=10_001)
+    stacked, columns = io.BytesIO(), io.BytesIO()
+    text_tables.write_rows(stacked, np.column_stack([first, middle, last]), threads=threads)
+    table = text_tables.Columns(first, middle, last)
+    assert table.shape == (10_001, 6) and table.size == 60_006
+    text_tables.write_rows(columns, table, threads=threads)
+    assert columns.getvalue() == stacked.getvalue() and stacked.getvalue().count(b"\n") == 10_001
+
+
+def test_column_blocks_of_different_lengths_are_refused():
+    with pytest.raises(ValueError, match=r"the same number of rows"):
+        text_tables.Columns(np.zeros(3), np.zeros((4, 2)))
