@@ -59,6 +59,16 @@ def _load_file(key, spec, base_dir):
     if ext not in FILE_TYPES:
         raise DataError(key, f"unsupported data file type {ext or 'without an extension'!r} ({path!r}): use "
                              f"{', '.join(FILE_TYPES)}")
+    if os.path.getsize(path) == 0:  # numpy's own word for it was a bare EOFError traceback
+        raise DataError(key, f"file {path!r} is empty (0 bytes): write the data into it, or name another file")
+    array = _read(key, path, ext, array_key)
+    if array.size == 0:  # found here, where the file is known (an empty array is no kernel data)
+        raise DataError(key, f"file {path!r} holds no values (an array of shape {array.shape}): write the data "
+                             f"into it, or name another file")
+    return array
+
+
+def _read(key, path, ext, array_key):
     try:
         if ext == ".npy":
             return np.load(path, allow_pickle=False)
@@ -72,13 +82,16 @@ def _load_file(key, spec, base_dir):
             npy = handle.read(6) == b"\x93NUMPY"
         raise DataError(key, f"cannot read {path!r} as {FILE_TYPES[ext]}: it is binary"
                              + ("; it is a numpy array file: name it .npy" if npy else "")) from None
-    except (ValueError, OSError) as err:
+    except (ValueError, OSError, EOFError) as err:  # EOFError: a .npy or .npz cut short
         raise DataError(key, f"cannot read {path!r}: {err}") from None
 
 
 def _load_npz(key, path, array_key):
     with np.load(path, allow_pickle=False) as archive:
         names = list(archive.files)
+        if not names:
+            raise DataError(key, f"file {path!r} is an empty archive (no arrays in it): write the data into it, or "
+                                 f"name another file")
         if array_key is None:
             if len(names) != 1:
                 raise DataError(key, f"{path!r} holds {len(names)} arrays ({', '.join(names)}); "
@@ -109,8 +122,11 @@ def _is_name(field):
 
 
 def _load_text(path, delimiter):
-    first = next(_content_lines(path), None)
+    lines = _content_lines(path)
+    first = next(lines, None)
     header = first is not None and all(_is_name(field) for field in _fields(first[1], delimiter))
+    if first is None or (header and next(lines, None) is None):
+        return np.zeros(0)  # no values (numpy would warn "input contained no data"): the caller says it is empty
     try:  # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of the first value
         return np.loadtxt(path, delimiter=delimiter, ndmin=1, skiprows=first[0] if header else 0,
                           encoding="utf-8-sig")

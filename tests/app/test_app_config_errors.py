@@ -253,7 +253,6 @@ def test_gpu_backend_without_a_usable_gpu_names_backend(folder, nestgrad, app_en
 
 @pytest.mark.parametrize("data, expected", [
     (np.zeros(20), "indexes 'x' with 2 indices"),
-    (np.zeros((0, 20)), "reads index 0 on axis 0"),
 ])
 def test_data_shape_errors_name_data_key_and_kernel_line(folder, data, expected):
     np.save(folder / "x.npy", data)
@@ -262,6 +261,21 @@ def test_data_shape_errors_name_data_key_and_kernel_line(folder, data, expected)
     message = str(info.value)
     assert "likelihood.data.x" in message and expected in message, message
     assert f"{(folder / 'kernel.py').resolve()}:8:" in message, message
+
+
+@pytest.mark.parametrize("data", [b"", np.zeros(0), np.zeros((0, 20))])
+def test_an_empty_data_file_names_the_data_key_and_the_file(folder, data):
+    """A 0-byte x.npy ended in numpy's EOFError traceback; one of shape (0,) named neither the file nor why."""
+    if isinstance(data, bytes):
+        (folder / "x.npy").write_bytes(data)
+    else:
+        np.save(folder / "x.npy", data)
+    text = GOOD
+    with pytest.raises(ConfigError) as info:
+        load(write(folder, text))
+    shown = "is empty (0 bytes)" if isinstance(data, bytes) else f"holds no values (an array of shape {data.shape})"
+    expected = f"config.yaml:{line_of(text, 'x: x.npy')}: likelihood.data.x: file '{(folder / 'x.npy').resolve()}' "
+    assert str(info.value).endswith(expected + shown + ": write the data into it, or name another file"), info.value
 
 
 def test_npz_member_and_text_data(folder):

@@ -303,3 +303,23 @@ def test_a_first_row_of_nan_is_data_not_a_header(tmp_path):
     (tmp_path / "y.txt").write_text("nan nan\n2.0 3.0\n")
     values = load_value("y", str(tmp_path / "y.txt"))
     assert values.shape == (2, 2) and np.isnan(values[0]).all() and values[1].tolist() == [2.0, 3.0]
+
+
+@pytest.mark.parametrize("name, write, expected", [
+    ("x.npy", lambda p: p.write_bytes(b""), r"is empty \(0 bytes\)"),  # was numpy's bare EOFError traceback
+    ("x.npz", lambda p: p.write_bytes(b""), r"is empty \(0 bytes\)"),
+    ("x.csv", lambda p: p.write_text(""), r"is empty \(0 bytes\)"),
+    ("x.npy", lambda p: np.save(p, np.zeros(0)), r"holds no values \(an array of shape \(0,\)\)"),
+    ("x.npy", lambda p: np.save(p, np.zeros((2, 0))), r"holds no values \(an array of shape \(2, 0\)\)"),
+    ("x.npz", lambda p: np.savez(p), "is an empty archive"),
+    ("x.csv", lambda p: p.write_text("a,b\n# no rows\n"), "holds no values"),  # a header alone
+    ("x.txt", lambda p: p.write_text("# only a comment\n"), "holds no values"),
+])
+def test_an_empty_data_file_is_named_as_empty(tmp_path, name, write, expected):
+    """An outsider's 0-byte .npy ended in numpy's EOFError; a .npy of shape (0,) said only 'is empty (shape (0,))'
+    without the file; an empty .csv passed numpy's warning "input contained no data"."""
+    write(tmp_path / name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy warning on the way
+        with pytest.raises(DataError, match=rf"data key 'x': file '.*{re.escape(name)}' {expected}"):
+            Likelihood(gaussian4d.kernel, gaussian4d.PARAMS, {"x": name}, data_dir=tmp_path)
