@@ -9,11 +9,13 @@ array), ``.csv`` (comma separated, one header line allowed) and whitespace-separ
 
 import os
 import re
+from collections.abc import Mapping
 
 import numpy as np
 
 from . import bounds, kernel_use
-from .errors import DataError, did_you_mean
+from .errors import DataError, LikelihoodError, did_you_mean
+from .ranges import describe
 
 FILE_TYPES = {".npy": "numpy array", ".npz": "numpy archive ('file.npz:NAME' picks an array)",
               ".csv": "comma-separated text", ".txt": "whitespace-separated text",
@@ -247,6 +249,10 @@ def nonfinite_messages(kernel, prepared):
 
 def load_all(data, base_dir=None):
     """Read every file-valued entry once: ``{key: array}`` (other values pass through ``load_value``)."""
+    if data is not None and not isinstance(data, Mapping):  # a list of arrays ended in "'list' has no .items"
+        got = describe(data) if isinstance(data, str) else f"a {type(data).__name__}"  # not a whole array's repr
+        raise LikelihoodError(f"data: expected a dict kernel-argument name -> value (an array, a number, a list "
+                              f"or a file name), e.g. {{'x': x}}; got {got}")
     return {key: load_value(key, value, base_dir) for key, value in (data or {}).items()}
 
 

@@ -1,10 +1,14 @@
 """The one-call API, ``nestgrad.run`` and ``nestgrad.run_config`` (docs/api.md)."""
+import os
 from pathlib import Path
+
+import numpy as np
 
 from nestgrad.likelihoods import Likelihood
 from nestgrad.sampler.nested_sampler import NestedSampler
 from nestgrad.sampler.priors import Distribution, Prior, PriorError
 from nestgrad.likelihoods.errors import did_you_mean
+from nestgrad.likelihoods.ranges import describe
 from nestgrad.sampler.config_schema import PLOTS
 from nestgrad.sampler.run_folder import make_folder, refuse_unfinished
 
@@ -38,6 +42,9 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
     if unknown:
         known = ", ".join(_SAMPLER_KEYS + _RUN_KEYS)
         raise TypeError(f"nestgrad.run: unknown setting(s) {', '.join(unknown)}; known: {known}")
+    _folder_argument("run", "out", out)
+    _flag_argument("run", "progress", progress)
+    _flag_argument("run", "resume", sampler.get("resume", False))
     prior = _prior(params)
     plots = _plot_kinds(plots, plot_formats, out)
     if out is None and sampler.get("resume"):
@@ -111,5 +118,26 @@ def run_config(path=None, *, out=None, resume=False, progress=False, plots=True)
     """Run a YAML config as ``nestgrad run CONFIG`` does (``None``: the embedded default) -> ``Results``."""
     from nestgrad.sampler.config import run_config as _run_config
 
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        hint = "; settings in a dict run with nestgrad.run(kernel, params, ...)" if isinstance(path, dict) else ""
+        raise TypeError(f"nestgrad.run_config: path: expected the YAML config file's path (text or a "
+                        f"pathlib.Path) or None for the default config, got {describe(path)}{hint}")
+    _folder_argument("run_config", "out", out)
+    for name, value in (("resume", resume), ("progress", progress), ("plots", plots)):
+        _flag_argument("run_config", name, value)
     return _run_config(path, outdir=out, resume=resume, progress=progress, plots=plots)
+
+
+# The argument checks below run before anything else: a wrong type was found deep inside (pathlib's "expected
+# str, bytes or os.PathLike object, not int"), or not at all (progress="no", resume="no" read as true).
+
+def _folder_argument(function, name, value):
+    if value is not None and not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"nestgrad.{function}: {name}: expected a folder path (text or a pathlib.Path), got "
+                        f"{describe(value)}")
+
+
+def _flag_argument(function, name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"nestgrad.{function}: {name}: expected True or False, got {describe(value)}")
 

@@ -2,6 +2,7 @@
 diagnostics, checkpoints, progress and the final :class:`~sampler.results.Results`."""
 
 import math
+import numbers
 import os
 import time
 import warnings
@@ -9,6 +10,7 @@ import warnings
 import numpy as np
 
 from nestgrad.likelihoods import backends
+from nestgrad.likelihoods.ranges import describe
 
 from . import clustering, evidence, float_text, initial_live, live_rows, prior_families
 from . import mpi_pool, precision, prior_draws, run_checkpoint
@@ -309,6 +311,8 @@ class NestedSampler:
         at the end and on SIGINT/SIGTERM; with ``resume=True`` an existing file is continued bit-identically.
         callback: ``callback(niter, state, info)`` after each iteration; returning True stops the run.
         """
+        if isinstance(dlogz, (bool, np.bool_)) or not isinstance(dlogz, numbers.Real):  # '>' of text was a TypeError
+            raise SamplerError(f"dlogz: expected a number > 0 (e.g. 0.1), got {describe(dlogz)}")
         if not dlogz > 0:
             raise SamplerError(f"dlogz must be > 0, got {dlogz!r}")
         _check_run_limits(max_iter=max_iter, max_nlike=max_nlike, max_time=max_time,

@@ -110,3 +110,38 @@ def test_an_output_folder_that_is_a_file_is_named_before_compiling(tmp_path):
     with pytest.raises(RunFolderError, match=r"lies under .*results, which is a file"):
         ng.run(kernel, {"a": {"prior": "uniform", "low": 0, "high": 1}}, {"x": 0.5},
                out=tmp_path / "results" / "run1")
+
+
+@pytest.mark.parametrize("arguments, error, needle", [
+    # each was a traceback inside: "'list' object has no attribute 'items'", "'>' not supported between
+    # instances of 'str' and 'int'", pathlib's "expected str, bytes or os.PathLike object, not int"
+    ({"data": [0.5]}, ValueError, "data: expected a dict kernel-argument name -> value"),
+    ({"data": (0.5,)}, ValueError, "data: expected a dict kernel-argument name -> value"),
+    ({"dlogz": "0.1"}, ValueError, "dlogz: expected a number > 0 (e.g. 0.1), got text '0.1'"),
+    ({"out": 5}, TypeError, "nestgrad.run: out: expected a folder path (text or a pathlib.Path), got int 5"),
+    # taken as true, silently: progress shown, a run continued
+    ({"progress": "no"}, TypeError, "nestgrad.run: progress: expected True or False, got text 'no'"),
+    ({"resume": "no", "out": "somewhere"}, TypeError, "nestgrad.run: resume: expected True or False"),
+])
+def test_an_argument_of_the_wrong_type_is_named(tmp_path, monkeypatch, arguments, error, needle):
+    monkeypatch.chdir(tmp_path)
+    arguments = {"data": {"x": 0.5}, "backend": "python", "nlive": 10, "progress": False, **arguments}
+    with pytest.raises(error, match=re.escape(needle)):
+        ng.run(kernel, {"a": {"prior": "uniform", "low": 0, "high": 1}}, **arguments)
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize("path, arguments, needle", [
+    ({"likelihood": {"builtin": "gaussian4d"}}, {}, "nestgrad.run_config: path: expected the YAML config file's "
+                                                    "path (text or a pathlib.Path) or None for the default config, "
+                                                    "got a mapping; settings in a dict run with nestgrad.run("),
+    (5, {}, "nestgrad.run_config: path: expected the YAML config file's path"),
+    (None, {"out": 5}, "nestgrad.run_config: out: expected a folder path (text or a pathlib.Path), got int 5"),
+    (None, {"resume": "no"}, "nestgrad.run_config: resume: expected True or False, got text 'no'"),
+])
+def test_run_config_names_an_argument_of_the_wrong_type(tmp_path, monkeypatch, path, arguments, needle):
+    """A dict given for the path ended in pathlib's "expected str, bytes or os.PathLike object, not dict"."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TypeError, match=re.escape(needle)):
+        ng.run_config(path, **arguments)
+    assert list(tmp_path.iterdir()) == []

@@ -172,6 +172,7 @@ def test_bad_settings_name_the_argument(kwargs, word):
     (dict(max_time=-3.0), "max_time: must be zero or more"),
     (dict(checkpoint_every=float("nan")), "checkpoint_every: must be a finite number"),
     (dict(callback=5), "callback must be a function"),
+    (dict(dlogz="0.1"), "dlogz: expected a number > 0"),  # was "'>' not supported between instances of .str."
 ])
 def test_bad_run_arguments_are_refused_before_sampling(kwargs, message):
     """A negative ``max_iter`` used to stop the run after one iteration and a non-callable callback failed with
