@@ -13,6 +13,7 @@ from nestgrad.likelihoods import backends, data as kernel_data
 # the numeric checks live below the sampler, where the built-ins' options use them too (imports run one way)
 from nestgrad.likelihoods.ranges import Range, describe as _kind, number_problem, range_problem  # noqa: F401
 from nestgrad.sampler import priors
+from nestgrad.sampler.parameter_names import label_problem, name_problem
 from nestgrad.sampler.config_yaml import ConfigError, key_path, suggest
 
 DTYPES = ("float64", "float32")
@@ -248,10 +249,14 @@ def validate(data, lines, path: Path) -> Config:
 
 def _param(check: _Checker, name, spec) -> ParamSpec:
     path = ("params", name)
-    if not str(name).isidentifier():
-        raise check.error(path, f"parameter names must be identifiers (letters, digits, _), got '{name}'")
+    problem = name_problem(name)
+    if problem:
+        raise check.error(path, problem)
     spec = check.mapping(spec, path)
     latex = check.text(spec["latex"], path + ("latex",)) if "latex" in spec else None
+    problem = label_problem(latex) if latex is not None else None
+    if problem:  # here, not in the plots after the run
+        raise check.error(path + ("latex",), problem)
     if "prior" not in spec:
         if set(spec) - {"latex"}:
             raise check.error(path + ("prior",), "missing: e.g. `prior: uniform` with `low:` and `high:`")

@@ -35,6 +35,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from . import prior_families as pf
+from .parameter_names import label_problem, name_problem
 
 
 class PriorError(ValueError):
@@ -413,8 +414,15 @@ class Prior:
         if not isinstance(distributions, dict) or not distributions:
             raise PriorError("Prior needs a non-empty dict: parameter name -> distribution")
         for name, dist in distributions.items():
+            problem = name_problem(name)
+            if problem:
+                raise PriorError(f"parameter {name!r}: {problem}")
             if not isinstance(dist, Distribution):
                 raise PriorError(f"parameter {name!r}: expected a sampler.priors distribution, got {dist!r}")
+        for name, text in (latex or {}).items():
+            problem = label_problem(text)
+            if problem:
+                raise PriorError(f"parameter {name!r}: latex: {problem}", "latex", problem)
         self.distributions = dict(distributions)
         self.names = list(self.distributions)
         self.ndim = len(self.names)
@@ -435,7 +443,7 @@ class Prior:
             try:
                 if isinstance(item, dict) and "latex" in item:
                     item = dict(item)
-                    labels.setdefault(name, str(item.pop("latex")))
+                    labels.setdefault(name, item.pop("latex"))  # text, checked by the Prior (str(5) hid a 5)
                 dists[name] = Distribution.from_spec(item)
             except PriorError as exc:
                 raise PriorError(f"parameter {name!r}: {exc}", exc.argument, exc.detail) from None

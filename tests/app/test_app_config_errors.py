@@ -105,6 +105,17 @@ CASES = [
     ("empty name", ("name: demo", 'name: ""'), "name", "name:", "must not be empty"),  # said: expected text, got text
     ("empty output dir", ("backend: cpu", 'backend: cpu\noutput: {dir: " "}'), "output.dir", "output:",
      "must not be empty"),
+    # a label matplotlib cannot typeset failed in the plots after the run (the plots lost), a traceback
+    ("unbalanced latex brace", ("high: 1.0}\n  sigma", "high: 1.0, latex: '\\mu_{1'}\n  sigma"),
+     "params.mu.latex", "mu:", "matplotlib cannot typeset $\\mu_{1$ for the plots: Expected end_group"),
+    ("unknown latex command", ("high: 1.0}\n  sigma", "high: 1.0, latex: '\\mux'}\n  sigma"),
+     "params.mu.latex", "mu:", "Unknown symbol: \\mux"),
+    ("latex a number", ("high: 1.0}\n  sigma", "high: 1.0, latex: 5}\n  sigma"), "params.mu.latex", "mu:",
+     "expected text, got int 5"),
+    ("latex a list", ("high: 1.0}\n  sigma", "high: 1.0, latex: [a, b]}\n  sigma"), "params.mu.latex", "mu:",
+     "expected text, got a list"),
+    ("parameter name with a space", ("  mu: {", "  'mu 1': {"), "params.mu 1", "mu 1", "must be an identifier"),
+    ("parameter name with a slash", ("  mu: {", "  a/b: {"), "params.a/b", "a/b", "must be an identifier"),
 ]
 
 

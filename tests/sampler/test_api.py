@@ -145,3 +145,41 @@ def test_run_config_names_an_argument_of_the_wrong_type(tmp_path, monkeypatch, p
     with pytest.raises(TypeError, match=re.escape(needle)):
         ng.run_config(path, **arguments)
     assert list(tmp_path.iterdir()) == []
+
+
+UNIFORM = {"prior": "uniform", "low": 0, "high": 1}
+
+
+@pytest.mark.parametrize("params, needle", [
+    # 'mu 1' was written to the run folder's .paramnames as the name 'mu' labelled '1  mu 1'
+    ({"mu 1": UNIFORM}, "parameter 'mu 1': a parameter name must be an identifier"),
+    ({"": UNIFORM}, "parameter '': a parameter name must be an identifier"),
+    ({"a/b": UNIFORM}, "parameter 'a/b': a parameter name must be an identifier"),
+    ({5: UNIFORM}, "parameter 5: a parameter name must be text, got int 5"),
+    # labels: str(5) was taken silently; '\mu_{1' failed in the plots after the run, which lost them
+    ({"a": {**UNIFORM, "latex": 5}}, "parameter 'a': latex: expected text (a LaTeX label such as '\\mu_1'), "
+                                     "got int 5"),
+    ({"a": {**UNIFORM, "latex": ["a"]}}, "parameter 'a': latex: expected text"),
+    ({"a": {**UNIFORM, "latex": "\\mu_{1"}}, "parameter 'a': latex: matplotlib cannot typeset $\\mu_{1$ for the "
+                                             "plots: Expected end_group, found end of text (at char 6)"),
+    ({"a": {**UNIFORM, "latex": "a\nb"}}, "parameter 'a': latex: must be one line"),
+])
+def test_parameter_names_and_labels_the_outputs_cannot_use_are_refused(tmp_path, params, needle):
+    with pytest.raises(PriorError, match=re.escape(needle)):
+        ng.run(kernel, params, {"x": 0.5}, backend="python", nlive=10, progress=False, out=tmp_path / "out",
+               plots=["corner"])
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+def test_a_prior_made_directly_checks_its_names_and_labels():
+    with pytest.raises(PriorError, match=re.escape("parameter 'a b': a parameter name must be an identifier")):
+        ng.Prior({"a b": ng.priors.Uniform(0, 1)})
+    with pytest.raises(PriorError, match=re.escape(r"parameter 'a': latex: matplotlib cannot typeset $\mux$ for "
+                                                   r"the plots: Unknown symbol: \mux")):
+        ng.Prior({"a": ng.priors.Uniform(0, 1)}, latex={"a": r"\mux"})
+
+
+def test_labels_matplotlib_can_typeset_are_kept():
+    labels = ["\\mu_1", "\\sigma_{\\rm tot}", "$\\log A$", "\\frac{a}{b}", "x\\_y", "\\Omega_m h^2"]
+    prior = ng.Prior.from_spec({f"p{i}": {**UNIFORM, "latex": text} for i, text in enumerate(labels)})
+    assert list(prior.latex.values()) == labels
