@@ -10,6 +10,7 @@ from nestgrad.sampler.priors import Distribution, Prior, PriorError
 from nestgrad.likelihoods.errors import did_you_mean
 from nestgrad.likelihoods.ranges import describe
 from nestgrad.sampler.config_schema import PLOTS
+from nestgrad.sampler.parameter_names import typeset_problem
 from nestgrad.sampler.run_folder import make_folder, refuse_unfinished
 
 __all__ = ["run", "run_config"]
@@ -47,6 +48,10 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
     _flag_argument("run", "resume", sampler.get("resume", False))
     prior = _prior(params)
     plots = _plot_kinds(plots, plot_formats, out)
+    for name, label in (prior.latex.items() if plots else ()):  # before the run, not in its plots
+        problem = typeset_problem(label)
+        if problem:
+            raise PriorError(f"parameter {name!r}: latex: {problem}", "latex", problem)
     if out is None and sampler.get("resume"):
         raise TypeError("nestgrad.run: resume=True needs out= (the folder whose checkpoint.npz to continue)")
     if out is not None:

@@ -13,7 +13,7 @@ from nestgrad.likelihoods import backends, data as kernel_data
 # the numeric checks live below the sampler, where the built-ins' options use them too (imports run one way)
 from nestgrad.likelihoods.ranges import Range, describe as _kind, number_problem, range_problem  # noqa: F401
 from nestgrad.sampler import priors
-from nestgrad.sampler.parameter_names import label_problem, name_problem
+from nestgrad.sampler.parameter_names import label_problem, name_problem, typeset_problem
 from nestgrad.sampler.config_yaml import ConfigError, key_path, suggest
 
 DTYPES = ("float64", "float32")
@@ -225,6 +225,10 @@ def validate(data, lines, path: Path) -> Config:
     if not isinstance(plots, list):
         raise check.error(("output", "plots"), f"expected a list such as [corner, run], got {_kind(plots)}")
     plots = tuple(check.text(p, ("output", "plots", i), PLOTS) for i, p in enumerate(plots))
+    for param in params if plots else ():  # here, not in the plots after the run
+        problem = typeset_problem(param.latex) if param.latex is not None else None
+        if problem:
+            raise check.error(("params", param.name, "latex"), problem)
     formats = out.get("plot_formats", ["png"])
     if not isinstance(formats, list) or not formats:
         raise check.error(("output", "plot_formats"), f"expected a list such as [png, pdf], got {_kind(formats)}")
@@ -255,7 +259,7 @@ def _param(check: _Checker, name, spec) -> ParamSpec:
     spec = check.mapping(spec, path)
     latex = check.text(spec["latex"], path + ("latex",)) if "latex" in spec else None
     problem = label_problem(latex) if latex is not None else None
-    if problem:  # here, not in the plots after the run
+    if problem:
         raise check.error(path + ("latex",), problem)
     if "prior" not in spec:
         if set(spec) - {"latex"}:

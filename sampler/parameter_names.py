@@ -22,19 +22,29 @@ def name_problem(name) -> str | None:
 
 
 def label_problem(label) -> str | None:
-    """Why ``label`` cannot be a parameter's LaTeX label: not text, empty, more than one line, or something
-    matplotlib's mathtext (which draws the plots' axis labels) cannot typeset, such as ``\\mu_{1``."""
+    """Why ``label`` cannot be a parameter's LaTeX label: not text, empty, more than one line, or with unbalanced
+    braces. These checks cost nothing; whether matplotlib can typeset it is :func:`typeset_problem`'s."""
     if not isinstance(label, str):
         return f"expected text (a LaTeX label such as '\\mu_1'), got {describe(label)}"
     if not label.strip("$ "):
         return "must not be empty (leave latex out to label the parameter by its name)"
     if "\n" in label or "\r" in label:
         return "must be one line (the run folder's .paramnames holds one parameter a line)"
-    return _mathtext_problem(label)
+    depth = 0
+    for char in label.replace("\\{", "").replace("\\}", ""):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth < 0:
+            break
+    if depth:
+        return f"unbalanced braces {{ }} in {label!r}"
+    return None
 
 
-def _mathtext_problem(label: str) -> str | None:
-    try:  # imported only when a label is given: half a second
+def typeset_problem(label: str) -> str | None:
+    """Why matplotlib's mathtext (which draws the plots' axis labels) cannot typeset ``label``, such as
+    ``\\mux``. Asked only where plots will be drawn: importing matplotlib takes most of a second, more than a
+    small run without plots takes."""
+    try:
         from matplotlib.mathtext import MathTextParser
     except ImportError:  # no matplotlib, no plots to lose
         return None

@@ -107,7 +107,7 @@ CASES = [
      "must not be empty"),
     # a label matplotlib cannot typeset failed in the plots after the run (the plots lost), a traceback
     ("unbalanced latex brace", ("high: 1.0}\n  sigma", "high: 1.0, latex: '\\mu_{1'}\n  sigma"),
-     "params.mu.latex", "mu:", "matplotlib cannot typeset $\\mu_{1$ for the plots: Expected end_group"),
+     "params.mu.latex", "mu:", "unbalanced braces { } in '\\\\mu_{1'"),
     ("unknown latex command", ("high: 1.0}\n  sigma", "high: 1.0, latex: '\\mux'}\n  sigma"),
      "params.mu.latex", "mu:", "Unknown symbol: \\mux"),
     ("latex a number", ("high: 1.0}\n  sigma", "high: 1.0, latex: 5}\n  sigma"), "params.mu.latex", "mu:",
@@ -137,6 +137,16 @@ def test_config_error_names_key_and_line(folder, case, capsys):
     assert main(["run", str(path), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("nestgrad: error:") == 1 and "Traceback" not in err and expected in err
+
+
+def test_a_label_is_typeset_only_where_plots_are_drawn(folder):
+    """Whether matplotlib can typeset a label is asked only when the config draws plots (importing matplotlib
+    takes most of a second); without plots the label is kept for a later Results.plot."""
+    text = GOOD.replace("high: 1.0}\n  sigma", "high: 1.0, latex: '\\mux'}\n  sigma", 1)
+    with pytest.raises(ConfigError, match=r"params\.mu\.latex: matplotlib cannot typeset"):
+        load(write(folder, text))
+    config = load(write(folder, text + "output: {plots: []}\n"))
+    assert config.params[0].latex == "\\mux"
 
 
 def test_a_parameter_the_kernel_never_reads_is_a_warning_not_an_error(folder, capsys):

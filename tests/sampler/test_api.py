@@ -4,6 +4,7 @@ import re
 import pytest
 
 import nestgrad as ng
+from nestgrad.sampler.parameter_names import typeset_problem
 from nestgrad.sampler.priors import PriorError
 from nestgrad.sampler.run_folder import RunFolderError
 
@@ -160,8 +161,9 @@ UNIFORM = {"prior": "uniform", "low": 0, "high": 1}
     ({"a": {**UNIFORM, "latex": 5}}, "parameter 'a': latex: expected text (a LaTeX label such as '\\mu_1'), "
                                      "got int 5"),
     ({"a": {**UNIFORM, "latex": ["a"]}}, "parameter 'a': latex: expected text"),
-    ({"a": {**UNIFORM, "latex": "\\mu_{1"}}, "parameter 'a': latex: matplotlib cannot typeset $\\mu_{1$ for the "
-                                             "plots: Expected end_group, found end of text (at char 6)"),
+    ({"a": {**UNIFORM, "latex": "\\mu_{1"}}, "parameter 'a': latex: unbalanced braces { } in '\\\\mu_{1'"),
+    ({"a": {**UNIFORM, "latex": "\\mux"}}, "parameter 'a': latex: matplotlib cannot typeset $\\mux$ for the "
+                                          "plots: Unknown symbol: \\mux"),
     ({"a": {**UNIFORM, "latex": "a\nb"}}, "parameter 'a': latex: must be one line"),
 ])
 def test_parameter_names_and_labels_the_outputs_cannot_use_are_refused(tmp_path, params, needle):
@@ -174,12 +176,14 @@ def test_parameter_names_and_labels_the_outputs_cannot_use_are_refused(tmp_path,
 def test_a_prior_made_directly_checks_its_names_and_labels():
     with pytest.raises(PriorError, match=re.escape("parameter 'a b': a parameter name must be an identifier")):
         ng.Prior({"a b": ng.priors.Uniform(0, 1)})
-    with pytest.raises(PriorError, match=re.escape(r"parameter 'a': latex: matplotlib cannot typeset $\mux$ for "
-                                                   r"the plots: Unknown symbol: \mux")):
-        ng.Prior({"a": ng.priors.Uniform(0, 1)}, latex={"a": r"\mux"})
+    with pytest.raises(PriorError, match=re.escape(r"parameter 'a': latex: unbalanced braces { } in '\\frac{a}{b'")):
+        ng.Prior({"a": ng.priors.Uniform(0, 1)}, latex={"a": r"\frac{a}{b"})
+    # typesetting is asked where plots are drawn (ng.run with plots=, a config with output.plots), not here
+    assert ng.Prior({"a": ng.priors.Uniform(0, 1)}, latex={"a": r"\mux"}).latex == {"a": r"\mux"}
 
 
 def test_labels_matplotlib_can_typeset_are_kept():
     labels = ["\\mu_1", "\\sigma_{\\rm tot}", "$\\log A$", "\\frac{a}{b}", "x\\_y", "\\Omega_m h^2"]
     prior = ng.Prior.from_spec({f"p{i}": {**UNIFORM, "latex": text} for i, text in enumerate(labels)})
     assert list(prior.latex.values()) == labels
+    assert [typeset_problem(text) for text in labels] == [None] * len(labels)
