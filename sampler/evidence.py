@@ -306,6 +306,7 @@ def _resample_logz(sorted_logl, births_below, thread_of_death, thread_of_birth, 
         last -= 1
     dead, log_x = 0, 0.0
     top, total = -np.inf, 0.0
+    several = region_logz.size > 1
     region_top = np.full(region_logz.size, -np.inf)
     region_total = np.zeros(region_logz.size)
     for j in range(sorted_logl.size):
@@ -326,15 +327,21 @@ def _resample_logz(sorted_logl, births_below, thread_of_death, thread_of_birth, 
                 top = log_w
             elif log_w > -np.inf:
                 total += math.exp(log_w - top)
+            if not several:  # one region is the whole run: its sum is the one above (an exp a point saved)
+                continue
             r = region_of_death[j]
             if log_w > region_top[r]:
                 region_total[r] = region_total[r] * math.exp(region_top[r] - log_w) + 1.0
                 region_top[r] = log_w
             elif log_w > -np.inf:
                 region_total[r] += math.exp(log_w - region_top[r])
+    logz = top + math.log(total) if total > 0.0 else -np.inf
+    if not several:
+        region_logz[0] = logz
+        return logz
     for r in range(region_logz.size):
         region_logz[r] = region_top[r] + math.log(region_total[r]) if region_total[r] > 0.0 else -np.inf
-    return top + math.log(total) if total > 0.0 else -np.inf
+    return logz
 
 
 def posterior_weights(ev: Evidence) -> np.ndarray:

@@ -266,3 +266,21 @@ def test_posterior_spread_of_a_matrix_column_is_its_definition():
         got = evidence.posterior_spread(weights, values, nlive)
         np.testing.assert_allclose(got, (variance, shrinkage), rtol=1e-6)  # column 1: mean 5e5 x its spread
         assert evidence.posterior_mean_shrinkage_variance(weights, values, nlive) == got[1]
+
+
+@pytest.mark.parametrize("nregions", [1, 3])
+def test_bootstrap_by_region_keeps_the_whole_runs_values_and_shares(nregions):
+    """Column 0 with regions is the logZ without them, bit for bit; the regions' shares of each resample's
+    evidence add up to one (a single region holds all of it)."""
+    rng = np.random.default_rng(11)
+    logl, birth = exact_run(80, 8, rng, stop_log_x=-9.0)
+    thread = rng.integers(0, 80, logl.size)
+    region = rng.integers(0, nregions, logl.size)
+    whole = evidence.bootstrap_logz(logl, birth, thread, np.random.default_rng(5), nboot=12)
+    by_region = evidence.bootstrap_logz(logl, birth, thread, np.random.default_rng(5), nboot=12, region=region)
+    assert by_region.shape == (12, 1 + nregions)
+    np.testing.assert_array_equal(by_region[:, 0], whole)
+    shares = np.exp(by_region[:, 1:] - by_region[:, :1]).sum(axis=1)
+    np.testing.assert_allclose(shares, 1.0, rtol=1e-12)
+    if nregions > 1:
+        assert np.all(np.isfinite(by_region[:, 1:])) and np.ptp(by_region[:, 1]) > 0
