@@ -32,11 +32,11 @@ def make_plots(results, outdir, kinds=PLOT_KINDS, *, processes: int | str = 1, f
     """Make the requested plots, one file per format in ``formats`` (png, pdf); returns the path of each plot's
     first format, in the order of ``kinds``. ``processes``: an int > 1 shares the plots among up to that many processes forked from this
     one, where the platform allows; ``"auto"``: one more per core found idle (`plots_parallel`; the command
-    line's choice in its own process)."""
+    line's choice in its own process). A file in the way of the ``plots`` folder is a
+    :class:`~sampler.run_folder.RunFolderError` naming it (the run folder's other files are already written)."""
     from nestgrad.sampler import plots_gradient, plots_parallel
 
-    folder = Path(outdir) / "plots"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = plots_folder(outdir)
     todo = []
     for kind in kinds:
         if kind == "gradient" and not plots_gradient.has_gradient_check(outdir):
@@ -82,6 +82,27 @@ def _cost(kind, results) -> float:
     if kind == "trace":
         return 0.05 + 0.1 * min(d, 16)
     return {"run": 0.5, "hmc": 0.7, "gradient": 0.3}.get(kind, 0.5)
+
+
+def plots_folder(outdir) -> Path:
+    """``<outdir>/plots``, created if needed; a :class:`~sampler.run_folder.RunFolderError` (with ``path`` and
+    ``errno`` for `write_errors.remedy`) when a file is in its way or it cannot be made. Without this, a file
+    named ``plots`` was a FileExistsError traceback after the run had finished."""
+    import errno
+
+    from nestgrad.sampler.run_folder import RunFolderError
+
+    folder = Path(outdir) / "plots"
+    blocking = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise RunFolderError(f"{folder}: cannot create the plots folder: {blocking} is a file, not a folder; the "
+                             f"run's other outputs are written", path=blocking, errno=errno.ENOTDIR)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise RunFolderError(f"{folder}: cannot create the plots folder ({error.strerror or error}); the run's "
+                             f"other outputs are written", path=folder, errno=error.errno) from None
+    return folder
 
 
 def figure_of(results, kind: str):
