@@ -251,7 +251,7 @@ def cmd_run(args) -> int:
             from nestgrad.sampler.plots import make_plots
 
             make_plots(results, outdir, kinds=config.output.plots, processes=_plot_processes(args, pool),
-                       formats=config.output.plot_formats)
+                       formats=config.output.plot_formats, on_skip=None if args.quiet else _skipped_plot)
             clock.lap("plots")
         results.timing = clock.merged(results.timing)
         write_results_json(results, outdir / RESULTS_JSON)  # again, now with the output and plot times
@@ -445,7 +445,7 @@ def _draw_plots(results, outdir, kinds, formats, args, show=False) -> int:
 
     try:
         for path in make_plots(results, outdir, kinds=kinds, processes=_plot_processes(args, None),
-                               formats=formats):
+                               formats=formats, on_skip=None if getattr(args, "quiet", False) else _skipped_plot):
             if show:
                 print(path)
     except (RunFolderError, OSError) as error:
@@ -457,6 +457,11 @@ def _draw_plots(results, outdir, kinds, formats, args, show=False) -> int:
         print(f"nestgrad: error: {what}\n  {remedy(error.errno, path)}, then run this command again", file=sys.stderr)
         return EXIT_CONFIG
     return 0
+
+
+def _skipped_plot(kind, why) -> None:
+    """A requested plot these results cannot draw: one line on stderr, the other plots are still made."""
+    print(f"nestgrad: note: no {kind} plot: {why}", file=sys.stderr)
 
 
 def cmd_list(args) -> int:

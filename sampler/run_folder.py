@@ -233,7 +233,7 @@ def read_run_folder(outdir):
         logz_err_prior_share=info.get("logz_err_prior_share"),
         ess=info.get("ess"), ess_params=info.get("ess_params"), nnan=int(info.get("nnan", 0)), clusters=list(info.get("clusters") or []),
         timing=dict(info.get("timing") or {}), mpi=info.get("mpi"), insertion=info.get("insertion"),
-        sample_logl=sample_logl,
+        sample_logl=sample_logl, folder=outdir,
     )
 
 
