@@ -211,10 +211,13 @@ class Field(NamedTuple):
     shape: ints and size names, e.g. ("n", "d"); a name not yet known takes its value from the first array
         that uses it, and every later use must agree. None: any shape.
     values: a key of :data:`VALUE_CHECKS`, or None.
+    dtype: the one dtype nestgrad writes it with, or None (any of ``kinds``). A float32 ``state_logl`` would resume
+        a different run (the float64 values are gone), and an int32 id array would meet kernels compiled for int64.
     """
     kinds: str
     shape: tuple | None
     values: str | None = None
+    dtype: str | None = None
 
 
 VALUE_CHECKS = {  # name -> (mask of acceptable values, what they must be)
@@ -243,11 +246,12 @@ def validate(path, arrays: dict, schema: dict, sizes: dict | None = None) -> dic
         if name not in arrays:
             raise fail("missing from the checkpoint")
         array = arrays[name]
-        if array.dtype.kind not in field.kinds:
-            raise fail(f"dtype {array.dtype}, expected {' or '.join(_KIND_NAMES[k] for k in field.kinds)}")
+        if array.dtype.kind not in field.kinds or (field.dtype is not None and array.dtype != field.dtype):
+            raise fail(f"dtype {array.dtype}, expected "
+                       f"{field.dtype or ' or '.join(_KIND_NAMES[k] for k in field.kinds)}")
         if field.shape is not None:
             if array.ndim != len(field.shape):
-                raise fail(f"shape {array.shape}, expected ({', '.join(map(str, field.shape))})")
+                raise fail(f"shape {array.shape}, expected {_shape_text(field.shape, sizes)}")
             for got, want in zip(array.shape, field.shape):
                 if isinstance(want, str) and want not in sizes:
                     sizes[want], source[want] = got, name
@@ -264,40 +268,50 @@ def validate(path, arrays: dict, schema: dict, sizes: dict | None = None) -> dic
     return sizes
 
 
+def _shape_text(shape, sizes) -> str:
+    """``(n, d) = (40, 4)``: a field's shape in size names, with their values where the checkpoint has bound them."""
+    named = "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+    if not any(isinstance(s, str) for s in shape) or not all(s in sizes for s in shape if isinstance(s, str)):
+        return named
+    return f"{named} = {tuple(sizes[s] if isinstance(s, str) else s for s in shape)}"
+
+
 # A NestedSampler checkpoint: live state `state_*` (sampler.nested.NSState) and the run record `dead_*`, `diag_*`
 # (sampler.run_state.RunRecord). Sizes: n live points, d parameters, k chains, ndead dead points, niter iterations,
 # g ghost ellipsoids (sampler.ghosts).
 # An array the sampler writes but this table does not list must still be present and numeric; `diag_*` arrays not
 # listed hold one number per iteration. A new field is one line here.
 RUN_ARRAYS = {
-    "state_u": Field("f", ("n", "d"), "unit"),
-    "state_theta": Field("f", ("n", "d"), "finite"),
-    "state_logl": Field("f", ("n",), "logl"),
-    "state_logl_birth": Field("f", ("n",), "logl"),
-    "state_thread": Field("iu", ("n",), "count"),
-    "state_uid": Field("iu", ("n",), "count"),
-    "state_parent": Field("i", ("n",), "parent"),
-    "state_labels": Field("iu", ("n",), "count"),
-    "state_step_size": Field("f", (), "positive"),
-    "state_n_steps": Field("iu", (), "positive"),
-    "state_chain_rng": Field("u", ("k", 2)),
-    "state_iteration": Field("iu", (), "count"),
-    "state_next_thread": Field("iu", (), "count"),
-    "state_next_uid": Field("iu", (), "count"),
-    "state_ghost_mean": Field("f", ("g", "d"), "finite"),
-    "state_ghost_cov": Field("f", ("g", "d", "d"), "finite"),
-    "state_ghost_radius2": Field("f", ("g",), "positive"),
-    "state_ghost_until": Field("iu", ("g",), "count"),
-    "state_moments": Field("f", ("m", "d"), "finite"),  # m: 0 (not carried) or d + 2 (sampler.live_moments)
-    "dead_logl": Field("f", ("ndead",), "logl"),
-    "dead_u": Field("f", ("ndead", "d"), "unit"),
-    "dead_theta": Field("f", ("ndead", "d"), "finite"),
-    "dead_birth": Field("f", ("ndead",), "logl"),
-    "dead_thread": Field("iu", ("ndead",), "count"),
-    "dead_uid": Field("iu", ("ndead",), "count"),
-    "dead_parent": Field("i", ("ndead",), "parent"),
-    "dead_label": Field("iu", ("ndead",), "count"),
-    "diag_reflections_per_chain": Field("iu", ("niter", "k"), "count"),
+    "state_u": Field("f", ("n", "d"), "unit", "float64"),
+    "state_theta": Field("f", ("n", "d"), "finite", "float64"),
+    "state_logl": Field("f", ("n",), "logl", "float64"),
+    "state_logl_birth": Field("f", ("n",), "logl", "float64"),
+    "state_thread": Field("iu", ("n",), "count", "int64"),
+    "state_uid": Field("iu", ("n",), "count", "int64"),
+    "state_parent": Field("i", ("n",), "parent", "int64"),
+    "state_labels": Field("iu", ("n",), "count", "int64"),
+    "state_step_size": Field("f", (), "positive", "float64"),
+    "state_n_steps": Field("iu", (), "positive", "int64"),
+    "state_rho": Field("f", (2,), None, "float64"),  # start-end correlations (coordinates, logL); NaN: none
+    "state_jumps": Field("iu", (), "count", "int64"),
+    "state_chain_rng": Field("u", ("k", 2), None, "uint64"),
+    "state_iteration": Field("iu", (), "count", "int64"),
+    "state_next_thread": Field("iu", (), "count", "int64"),
+    "state_next_uid": Field("iu", (), "count", "int64"),
+    "state_ghost_mean": Field("f", ("g", "d"), "finite", "float64"),
+    "state_ghost_cov": Field("f", ("g", "d", "d"), "finite", "float64"),
+    "state_ghost_radius2": Field("f", ("g",), "positive", "float64"),
+    "state_ghost_until": Field("iu", ("g",), "count", "int64"),
+    "state_moments": Field("f", ("m", "d"), "finite", "float64"),  # m: 0 (not carried) or d + 2 (sampler.live_moments)
+    "dead_logl": Field("f", ("ndead",), "logl", "float64"),
+    "dead_u": Field("f", ("ndead", "d"), "unit", "float64"),
+    "dead_theta": Field("f", ("ndead", "d"), "finite", "float64"),
+    "dead_birth": Field("f", ("ndead",), "logl", "float64"),
+    "dead_thread": Field("iu", ("ndead",), "count", "int64"),
+    "dead_uid": Field("iu", ("ndead",), "count", "int64"),
+    "dead_parent": Field("i", ("ndead",), "parent", "int64"),
+    "dead_label": Field("iu", ("ndead",), "count", "int64"),
+    "diag_reflections_per_chain": Field("iu", ("niter", "k"), "count", "int64"),
 }
 # Metadata: dotted key -> kind of JSON value (see `_META_KINDS`). Record entries apply to the scalars RunRecord
 # writes; those not listed must be numbers or text.

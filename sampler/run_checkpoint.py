@@ -4,9 +4,9 @@ boundary, read back bit for bit, and refused when it was written with other sett
 
 import numpy as np
 
-from .checkpoint import (RUN_META, CheckpointError, add_family_ids, add_unknown_moments, generator_state_json,
-                         read_checkpoint, read_meta, restore_generator, validate_meta, validate_run_checkpoint,
-                         write_checkpoint)
+from .checkpoint import (RUN_ARRAYS, RUN_META, CheckpointError, add_family_ids, add_unknown_moments,
+                         generator_state_json, read_checkpoint, read_meta, restore_generator, validate_meta,
+                         validate_run_checkpoint, write_checkpoint)
 from .nested import NSState
 from .run_state import RunRecord
 
@@ -16,7 +16,9 @@ SAME_SETTINGS = ("nlive", "delete_fraction", "k", "hmc", "seed", "params", "prio
 
 def save(path, state, generator, record, settings, elapsed) -> None:
     """Write the run after ``elapsed`` seconds of this session (added to the record's earlier wall time)."""
-    arrays = {f"state_{f}": np.asarray(getattr(state, f)) for f in NSState._fields}
+    # in the dtypes the checkpoint's table requires (a Python int is int32 under numpy 1.x on Windows)
+    arrays = {name: np.asarray(getattr(state, f), dtype=RUN_ARRAYS[name].dtype if name in RUN_ARRAYS else None)
+              for f in NSState._fields for name in [f"state_{f}"]}
     arrays.update(record.arrays())
     scalars = dict(record.scalars(), wall_time=record.wall_time + elapsed)
     meta = {"settings": settings, "generator": generator_state_json(generator), "record": scalars}

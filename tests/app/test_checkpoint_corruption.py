@@ -149,6 +149,22 @@ CASES = [
      "diag_reflections_per_chain: shape (8, 3) does not match k = 4"),
     ("object array (pickle)", with_array("state_theta", lambda x: np.array([None, 1], dtype=object)),
      "state_theta: holds Python objects (pickled data), which a nestgrad checkpoint never contains"),
+    # a float32 logL resumed silently (a different run: the float64 values were gone); an int32 id array met
+    # kernels compiled for int64; a scalar rho or an array of jumps crashed inside the sampler
+    ("live logl float32", with_array("state_logl", lambda x: x.astype(np.float32)),
+     "state_logl: dtype float32, expected float64"),
+    ("dead logl float32", with_array("dead_logl", lambda x: x.astype(np.float32)),
+     "dead_logl: dtype float32, expected float64"),
+    ("iteration a float", with_array("state_iteration", lambda x: x.astype(float)),
+     "state_iteration: dtype float64, expected int64"),
+    ("thread ids int32", with_array("state_thread", lambda x: x.astype(np.int32)),
+     "state_thread: dtype int32, expected int64"),
+    ("chain rng signed", with_array("state_chain_rng", lambda x: x.astype(np.int64)),
+     "state_chain_rng: dtype int64, expected uint64"),
+    ("rho a scalar", with_array("state_rho", np.array(0.5)), "state_rho: shape (), expected (2,)"),
+    ("jumps an array", with_array("state_jumps", np.ones(3, np.int64)), "state_jumps: shape (3,), expected ()"),
+    ("live theta flat", with_array("state_theta", lambda t: t.ravel()),
+     "state_theta: shape (160,), expected (n, d) = (40, 4)"),
 ]
 
 
