@@ -312,10 +312,19 @@ def make_folder(outdir) -> Path:
 def refuse_unfinished(outdir, resume="--resume", out="--out") -> None:
     """Raise :class:`RunFolderError` when a fresh run into ``outdir`` would overwrite an unfinished run's
     checkpoint; ``resume``, ``out``: how the caller's user resumes or picks another folder."""
-    if unfinished_checkpoint(outdir):
-        raise RunFolderError(f"{Path(outdir) / 'checkpoint.npz'} holds an unfinished run (interrupted, or stopped "
-                             f"before writing its outputs): continue it with {resume}, or remove the file (or choose "
-                             f"another {out}) to start again; starting afresh here would overwrite it")
+    if not unfinished_checkpoint(outdir):
+        return
+    from nestgrad.sampler.checkpoint import CheckpointError
+    from nestgrad.sampler.run_checkpoint import diagnose
+
+    try:  # a damaged one was called "an unfinished run", and resuming it as advised then failed
+        diagnose(Path(outdir) / "checkpoint.npz")
+    except CheckpointError as error:
+        raise RunFolderError(f"{error}; a fresh run here would overwrite it, so none is started (or choose another "
+                             f"{out})") from None
+    raise RunFolderError(f"{Path(outdir) / 'checkpoint.npz'} holds an unfinished run (interrupted, or stopped "
+                         f"before writing its outputs): continue it with {resume}, or remove the file (or choose "
+                         f"another {out}) to start again; starting afresh here would overwrite it")
 
 
 def read_dead_birth(path, ndim: int):
