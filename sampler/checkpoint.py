@@ -35,6 +35,16 @@ class CheckpointError(ValueError):
     """A checkpoint cannot be read or does not belong to this run; the message names the file and the field."""
 
 
+# What a user can do about a damaged checkpoint; nestgrad never deletes one (it may be all that is left of a run).
+DAMAGED = ("the checkpoint is damaged: restore it from a copy to resume the run, or delete it to start afresh "
+           "(nestgrad leaves it as it is)")
+
+
+def damaged(path, problem) -> CheckpointError:
+    """The error for a checkpoint that cannot be used as it is: ``<path>: <field>: <problem>; <what to do>``."""
+    return CheckpointError(f"{path}: {problem}; {DAMAGED}")
+
+
 class CheckpointWriteError(CheckpointError):
     """A checkpoint could not be written (disk full, file-size limit, ...); the previous one is unchanged."""
 
@@ -129,17 +139,7 @@ def read_checkpoint(path) -> tuple[dict, dict]:
     """``(arrays, meta)`` from a file written by :func:`write_checkpoint`; damage is a :class:`CheckpointError`."""
     path = os.fspath(path)
     remove_stale_temporaries(path)
-    _check_kind(path)
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except OSError as exc:
-        raise CheckpointError(f"{path}: cannot read the checkpoint ({exc.strerror or exc})") from None
-    except Exception as exc:  # whatever numpy's or zipfile's readers raise on garbage bytes
-        why = ("it reads as pickled Python objects, which nestgrad never loads" if "allow_pickle" in str(exc)
-               else f"{type(exc).__name__}: {exc}")  # numpy's own advice would be to unpickle it
-        raise CheckpointError(f"{path}: not a checkpoint archive ({why})") from None
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise CheckpointError(f"{path}: not a checkpoint archive (a single .npy array, not an .npz archive)")
+    archive = _open_archive(path)
     arrays = {}
     with archive:
         for name in archive.files:
@@ -147,13 +147,32 @@ def read_checkpoint(path) -> tuple[dict, dict]:
                 arrays[name] = archive[name]
             except ValueError as exc:
                 if "allow_pickle" not in str(exc):
-                    raise CheckpointError(f"{path}: {name}: cannot be read ({type(exc).__name__}: {exc})") from None
+                    raise damaged(path, f"{name}: cannot be read ({type(exc).__name__}: {exc})") from None
                 # numpy's own advice here is to unpickle the file, which nestgrad never does
-                raise CheckpointError(f"{path}: {name}: holds Python objects (pickled data), which a nestgrad "
-                                      f"checkpoint never contains; the file is not one nestgrad wrote") from None
+                raise damaged(path, f"{name}: holds Python objects (pickled data), which a nestgrad checkpoint "
+                                      f"never contains") from None
             except Exception as exc:  # truncated or corrupted member: CRC, zlib, short read, ...
-                raise CheckpointError(f"{path}: {name}: cannot be read ({type(exc).__name__}: {exc})") from None
+                raise damaged(path, f"{name}: cannot be read ({type(exc).__name__}: {exc})") from None
     return arrays, _decoded_meta(path, arrays.pop(_META_KEY, None))
+
+
+def _open_archive(path) -> np.lib.npyio.NpzFile:
+    """The checkpoint ``path`` opened by numpy; what keeps it from being read is a :class:`CheckpointError`."""
+    _check_kind(path)
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except OSError as exc:
+        raise CheckpointError(f"{path}: cannot read the checkpoint ({exc.strerror or exc})") from None
+    except zipfile.BadZipFile as exc:  # begins as a zip, but its directory at the end is missing or garbled
+        raise damaged(path, f"an incomplete checkpoint archive (its zip directory is missing or damaged: the "
+                            f"file was cut short or overwritten in part)") from None
+    except Exception as exc:  # whatever numpy's or zipfile's readers raise on garbage bytes
+        why = ("it reads as pickled Python objects, which nestgrad never loads" if "allow_pickle" in str(exc)
+               else f"{type(exc).__name__}: {exc}")  # numpy's own advice would be to unpickle it
+        raise damaged(path, f"not a checkpoint archive ({why})") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise damaged(path, "not a checkpoint archive (a single .npy array, not an .npz archive)")
+    return archive
 
 
 def _check_kind(path) -> None:
@@ -172,33 +191,39 @@ def _check_kind(path) -> None:
         why = "it holds pickled Python objects, which nestgrad never loads"
     else:
         why = f"not a zip (.npz) archive: it begins with the bytes {head!r}" if head else "the file is empty"
-    raise CheckpointError(f"{path}: not a checkpoint archive ({why})")
+    raise damaged(path, f"not a checkpoint archive ({why})")
 
 
 def read_meta(path) -> dict:
     """The metadata of the checkpoint ``path`` without reading its arrays; damage is a :class:`CheckpointError`."""
     path = os.fspath(path)
-    try:
-        with np.load(path, allow_pickle=False) as archive:
+    with _open_archive(path) as archive:
+        try:
             raw = archive[_META_KEY] if _META_KEY in archive.files else None
-    except Exception as exc:  # unreadable, not an archive, a damaged member: the full read says which
-        raise CheckpointError(f"{path}: cannot read the checkpoint's metadata ({type(exc).__name__}: {exc})") from None
+        except Exception as exc:  # a damaged member: CRC, short read, ...
+            raise damaged(path, f"{_META_KEY}: cannot be read ({type(exc).__name__}: {exc})") from None
     return _decoded_meta(path, raw)
+
+
+def archive_names(path) -> list[str]:
+    """The arrays the checkpoint ``path`` holds (its zip directory alone: nothing is read)."""
+    with _open_archive(os.fspath(path)) as archive:
+        return [name for name in archive.files if name != _META_KEY]
 
 
 def _decoded_meta(path, raw) -> dict:
     if raw is None:
-        raise CheckpointError(f"{path}: metadata: missing (not a nestgrad checkpoint)")
+        raise damaged(path, "metadata: missing (not a nestgrad checkpoint)")
     if raw.dtype != np.uint8 or raw.ndim != 1:
-        raise CheckpointError(f"{path}: metadata: stored as {raw.dtype} of shape {raw.shape}, expected bytes")
+        raise damaged(path, f"metadata: stored as {raw.dtype} of shape {raw.shape}, expected bytes")
     try:
         meta = json.loads(raw.tobytes().decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-        raise CheckpointError(f"{path}: metadata: not valid JSON ({exc})") from None
+        raise damaged(path, f"metadata: not valid JSON ({exc})") from None
     if not isinstance(meta, dict):
-        raise CheckpointError(f"{path}: metadata: expected a JSON object, got {type(meta).__name__}")
+        raise damaged(path, f"metadata: expected a JSON object, got {type(meta).__name__}")
     if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: format: unknown checkpoint format {meta.get('format')!r}, expected {FORMAT}")
+        raise damaged(path, f"format: unknown checkpoint format {meta.get('format')!r}, expected {FORMAT}")
     return meta
 
 
@@ -211,10 +236,13 @@ class Field(NamedTuple):
     shape: ints and size names, e.g. ("n", "d"); a name not yet known takes its value from the first array
         that uses it, and every later use must agree. None: any shape.
     values: a key of :data:`VALUE_CHECKS`, or None.
+    dtype: the one dtype nestgrad writes it with, or None (any of ``kinds``). A float32 ``state_logl`` would resume
+        a different run (the float64 values are gone), and an int32 id array would meet kernels compiled for int64.
     """
     kinds: str
     shape: tuple | None
     values: str | None = None
+    dtype: str | None = None
 
 
 VALUE_CHECKS = {  # name -> (mask of acceptable values, what they must be)
@@ -238,16 +266,17 @@ def validate(path, arrays: dict, schema: dict, sizes: dict | None = None) -> dic
                      {name: origin for name, (_, origin) in (sizes or {}).items()})
     for name, field in schema.items():
         def fail(problem):
-            return CheckpointError(f"{path}: {name}: {problem}; the checkpoint is damaged (remove it to start again)")
+            return damaged(path, f"{name}: {problem}")
 
         if name not in arrays:
             raise fail("missing from the checkpoint")
         array = arrays[name]
-        if array.dtype.kind not in field.kinds:
-            raise fail(f"dtype {array.dtype}, expected {' or '.join(_KIND_NAMES[k] for k in field.kinds)}")
+        if array.dtype.kind not in field.kinds or (field.dtype is not None and array.dtype != field.dtype):
+            raise fail(f"dtype {array.dtype}, expected "
+                       f"{field.dtype or ' or '.join(_KIND_NAMES[k] for k in field.kinds)}")
         if field.shape is not None:
             if array.ndim != len(field.shape):
-                raise fail(f"shape {array.shape}, expected ({', '.join(map(str, field.shape))})")
+                raise fail(f"shape {array.shape}, expected {_shape_text(field.shape, sizes)}")
             for got, want in zip(array.shape, field.shape):
                 if isinstance(want, str) and want not in sizes:
                     sizes[want], source[want] = got, name
@@ -264,40 +293,50 @@ def validate(path, arrays: dict, schema: dict, sizes: dict | None = None) -> dic
     return sizes
 
 
+def _shape_text(shape, sizes) -> str:
+    """``(n, d) = (40, 4)``: a field's shape in size names, with their values where the checkpoint has bound them."""
+    named = "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+    if not any(isinstance(s, str) for s in shape) or not all(s in sizes for s in shape if isinstance(s, str)):
+        return named
+    return f"{named} = {tuple(sizes[s] if isinstance(s, str) else s for s in shape)}"
+
+
 # A NestedSampler checkpoint: live state `state_*` (sampler.nested.NSState) and the run record `dead_*`, `diag_*`
 # (sampler.run_state.RunRecord). Sizes: n live points, d parameters, k chains, ndead dead points, niter iterations,
 # g ghost ellipsoids (sampler.ghosts).
 # An array the sampler writes but this table does not list must still be present and numeric; `diag_*` arrays not
 # listed hold one number per iteration. A new field is one line here.
 RUN_ARRAYS = {
-    "state_u": Field("f", ("n", "d"), "unit"),
-    "state_theta": Field("f", ("n", "d"), "finite"),
-    "state_logl": Field("f", ("n",), "logl"),
-    "state_logl_birth": Field("f", ("n",), "logl"),
-    "state_thread": Field("iu", ("n",), "count"),
-    "state_uid": Field("iu", ("n",), "count"),
-    "state_parent": Field("i", ("n",), "parent"),
-    "state_labels": Field("iu", ("n",), "count"),
-    "state_step_size": Field("f", (), "positive"),
-    "state_n_steps": Field("iu", (), "positive"),
-    "state_chain_rng": Field("u", ("k", 2)),
-    "state_iteration": Field("iu", (), "count"),
-    "state_next_thread": Field("iu", (), "count"),
-    "state_next_uid": Field("iu", (), "count"),
-    "state_ghost_mean": Field("f", ("g", "d"), "finite"),
-    "state_ghost_cov": Field("f", ("g", "d", "d"), "finite"),
-    "state_ghost_radius2": Field("f", ("g",), "positive"),
-    "state_ghost_until": Field("iu", ("g",), "count"),
-    "state_moments": Field("f", ("m", "d"), "finite"),  # m: 0 (not carried) or d + 2 (sampler.live_moments)
-    "dead_logl": Field("f", ("ndead",), "logl"),
-    "dead_u": Field("f", ("ndead", "d"), "unit"),
-    "dead_theta": Field("f", ("ndead", "d"), "finite"),
-    "dead_birth": Field("f", ("ndead",), "logl"),
-    "dead_thread": Field("iu", ("ndead",), "count"),
-    "dead_uid": Field("iu", ("ndead",), "count"),
-    "dead_parent": Field("i", ("ndead",), "parent"),
-    "dead_label": Field("iu", ("ndead",), "count"),
-    "diag_reflections_per_chain": Field("iu", ("niter", "k"), "count"),
+    "state_u": Field("f", ("n", "d"), "unit", "float64"),
+    "state_theta": Field("f", ("n", "d"), "finite", "float64"),
+    "state_logl": Field("f", ("n",), "logl", "float64"),
+    "state_logl_birth": Field("f", ("n",), "logl", "float64"),
+    "state_thread": Field("iu", ("n",), "count", "int64"),
+    "state_uid": Field("iu", ("n",), "count", "int64"),
+    "state_parent": Field("i", ("n",), "parent", "int64"),
+    "state_labels": Field("iu", ("n",), "count", "int64"),
+    "state_step_size": Field("f", (), "positive", "float64"),
+    "state_n_steps": Field("iu", (), "positive", "int64"),
+    "state_rho": Field("f", (2,), None, "float64"),  # start-end correlations (coordinates, logL); NaN: none
+    "state_jumps": Field("iu", (), "count", "int64"),
+    "state_chain_rng": Field("u", ("k", 2), None, "uint64"),
+    "state_iteration": Field("iu", (), "count", "int64"),
+    "state_next_thread": Field("iu", (), "count", "int64"),
+    "state_next_uid": Field("iu", (), "count", "int64"),
+    "state_ghost_mean": Field("f", ("g", "d"), "finite", "float64"),
+    "state_ghost_cov": Field("f", ("g", "d", "d"), "finite", "float64"),
+    "state_ghost_radius2": Field("f", ("g",), "positive", "float64"),
+    "state_ghost_until": Field("iu", ("g",), "count", "int64"),
+    "state_moments": Field("f", ("m", "d"), "finite", "float64"),  # m: 0 (not carried) or d + 2 (sampler.live_moments)
+    "dead_logl": Field("f", ("ndead",), "logl", "float64"),
+    "dead_u": Field("f", ("ndead", "d"), "unit", "float64"),
+    "dead_theta": Field("f", ("ndead", "d"), "finite", "float64"),
+    "dead_birth": Field("f", ("ndead",), "logl", "float64"),
+    "dead_thread": Field("iu", ("ndead",), "count", "int64"),
+    "dead_uid": Field("iu", ("ndead",), "count", "int64"),
+    "dead_parent": Field("i", ("ndead",), "parent", "int64"),
+    "dead_label": Field("iu", ("ndead",), "count", "int64"),
+    "diag_reflections_per_chain": Field("iu", ("niter", "k"), "count", "int64"),
 }
 # Metadata: dotted key -> kind of JSON value (see `_META_KINDS`). Record entries apply to the scalars RunRecord
 # writes; those not listed must be numbers or text.
@@ -341,14 +380,12 @@ def validate_meta(path, meta: dict, schema: dict) -> None:
         value, parts = meta, key.split(".")
         for part in parts:
             if not isinstance(value, dict) or part not in value:
-                raise CheckpointError(f"{path}: {key}: missing from the metadata; the checkpoint is damaged "
-                                      f"(remove it to start again)")
+                raise damaged(path, f"{key}: missing from the metadata")
             value = value[part]
         test, meaning = _META_KINDS[kind]
         if not test(value):
             shown = repr(value) if len(repr(value)) < 60 else repr(value)[:57] + "..."
-            raise CheckpointError(f"{path}: {key}: expected {meaning}, got {shown}; the checkpoint is damaged "
-                                  f"(remove it to start again)")
+            raise damaged(path, f"{key}: expected {meaning}, got {shown}")
 
 
 def add_family_ids(arrays: dict) -> dict:
@@ -384,13 +421,11 @@ def validate_run_checkpoint(path, arrays: dict, meta: dict) -> None:
     validate_meta(path, meta, {f"record.{key}": RUN_META.get(f"record.{key}", "scalar") for key in blank.scalars()})
     for key, want in (("ndim", d), ("k", k)):
         if record[key] != want:
-            raise CheckpointError(f"{path}: record.{key}: {record[key]} but the settings say {want}; the checkpoint "
-                                  f"is damaged (remove it to start again)")
+            raise damaged(path, f"record.{key}: {record[key]} but the settings say {want}")
     try:
         restore_generator(meta["generator"])
     except Exception as exc:  # numpy's state setters raise TypeError, ValueError, KeyError, OverflowError, ...
-        raise CheckpointError(f"{path}: generator: not a random-generator state ({type(exc).__name__}: {exc}); "
-                              f"the checkpoint is damaged (remove it to start again)") from None
+        raise damaged(path, f"generator: not a random-generator state ({type(exc).__name__}: {exc})") from None
     expected = [f"state_{f}" for f in NSState._fields] + list(blank.arrays())
     schema = {name: field for name, field in RUN_ARRAYS.items() if name in expected}  # the table's order
     schema.update({name: Field("iuf", ("niter",)) if name.startswith("diag_") else Field("biuf", None)

@@ -165,6 +165,9 @@ def cmd_run(args) -> int:
     if args.resume:
         stored = finished_run(outdir, config, _fingerprint(config))
         if stored is not None:  # nothing left to sample: its stored results, without compiling anything
+            status = _missing_plots(stored, config, args)  # e.g. a file was in the way of plots/ last time
+            if status:
+                return status
             if not args.quiet:
                 print(stored.summary())
                 print(f"  output: {outdir} (stored results of this finished run; nothing was recomputed)")
@@ -248,7 +251,7 @@ def cmd_run(args) -> int:
             from nestgrad.sampler.plots import make_plots
 
             make_plots(results, outdir, kinds=config.output.plots, processes=_plot_processes(args, pool),
-                       formats=config.output.plot_formats)
+                       formats=config.output.plot_formats, on_skip=None if args.quiet else _skipped_plot)
             clock.lap("plots")
         results.timing = clock.merged(results.timing)
         write_results_json(results, outdir / RESULTS_JSON)  # again, now with the output and plot times
@@ -411,7 +414,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from nestgrad.sampler.plots import PLOT_KINDS, make_plots
+    from nestgrad.sampler.plots import PLOT_KINDS
     from nestgrad.sampler.run_folder import read_run_folder
 
     kinds = args.kinds or PLOT_KINDS
@@ -422,17 +425,43 @@ def cmd_plot(args) -> int:
         return EXIT_CONFIG
     results = read_run_folder(args.outdir)
     _freeze(args)
+    return _draw_plots(results, Path(args.outdir), kinds, tuple(dict.fromkeys(args.formats)), args, show=True)
+
+
+def _missing_plots(results, config, args) -> int:
+    """Draw the config's plots that the finished run folder lacks (the run that wrote it could not, or they were
+    removed): `--resume` is what a failed plot write advises. The exit status (0, or EXIT_CONFIG said)."""
+    outdir, formats = config.output.dir, config.output.plot_formats
+    missing = [kind for kind in config.output.plots
+               if not all((outdir / "plots" / f"{results.name}_{kind}.{fmt}").is_file() for fmt in formats)]
+    return _draw_plots(results, outdir, missing, formats, args) if missing else 0
+
+
+def _draw_plots(results, outdir, kinds, formats, args, show=False) -> int:
+    """`make_plots` for `plot` and a finished run's `--resume`, printing each path when ``show``: 0, or
+    EXIT_CONFIG when a plot cannot be written (said with its remedy: a file in the way, a full disk, ...)."""
+    from nestgrad.sampler.plots import make_plots
+    from nestgrad.sampler.run_folder import RunFolderError
+
     try:
-        for path in make_plots(results, args.outdir, kinds=kinds, processes=_plot_processes(args, None),
-                               formats=tuple(dict.fromkeys(args.formats))):
-            print(path)
-    except OSError as error:
-        if error.errno not in WRITE_ERRNOS:
+        for path in make_plots(results, outdir, kinds=kinds, processes=_plot_processes(args, None),
+                               formats=formats, on_skip=None if getattr(args, "quiet", False) else _skipped_plot):
+            if show:
+                print(path)
+    except (RunFolderError, OSError) as error:
+        if isinstance(error, OSError) and error.errno not in WRITE_ERRNOS:
             raise
-        print(f"nestgrad: error: {error.filename or Path(args.outdir) / 'plots'}: cannot write the plots "
-              f"({error.strerror or error})", file=sys.stderr)
+        what = error if isinstance(error, RunFolderError) else \
+            f"{error.filename or outdir / 'plots'}: cannot write the plots ({error.strerror or error})"
+        path = error.path if isinstance(error, RunFolderError) else error.filename
+        print(f"nestgrad: error: {what}\n  {remedy(error.errno, path)}, then run this command again", file=sys.stderr)
         return EXIT_CONFIG
     return 0
+
+
+def _skipped_plot(kind, why) -> None:
+    """A requested plot these results cannot draw: one line on stderr, the other plots are still made."""
+    print(f"nestgrad: note: no {kind} plot: {why}", file=sys.stderr)
 
 
 def cmd_list(args) -> int:

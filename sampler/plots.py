@@ -28,22 +28,26 @@ STYLE = {
 POSTERIOR_COLOR, TRUTH_COLOR, REFERENCE_COLOR = "#1f4e99", "#d95f02", "#1b9e77"
 
 
-def make_plots(results, outdir, kinds=PLOT_KINDS, *, processes: int | str = 1, formats=("png",)) -> list[Path]:
+def make_plots(results, outdir, kinds=PLOT_KINDS, *, processes: int | str = 1, formats=("png",),
+               on_skip=None) -> list[Path]:
     """Make the requested plots, one file per format in ``formats`` (png, pdf); returns the path of each plot's
     first format, in the order of ``kinds``. ``processes``: an int > 1 shares the plots among up to that many processes forked from this
     one, where the platform allows; ``"auto"``: one more per core found idle (`plots_parallel`; the command
-    line's choice in its own process)."""
-    from nestgrad.sampler import plots_gradient, plots_parallel
+    line's choice in its own process). A kind these results cannot draw (:func:`unavailable`) is skipped, and
+    ``on_skip(kind, why)`` called when given. A file in the way of the ``plots`` folder is a
+    :class:`~sampler.run_folder.RunFolderError` naming it (the run folder's other files are already written)."""
+    from nestgrad.sampler import plots_parallel
 
-    folder = Path(outdir) / "plots"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = plots_folder(outdir)
     todo = []
     for kind in kinds:
-        if kind == "gradient" and not plots_gradient.has_gradient_check(outdir):
-            continue  # no check was run for this folder (`nestgrad run --no-check`)
-        if kind in ("hmc",) and not results.diagnostics:
-            continue  # a text-only run folder carries no per-iteration diagnostics
-        todo.append(kind)
+        why = unavailable(results, kind, outdir)
+        if kind not in PLOT_KINDS:  # a caller's mistake, not a property of these results
+            raise ValueError(why)
+        if why is None:
+            todo.append(kind)
+        elif on_skip is not None:
+            on_skip(kind, why)
 
     def draw(share):
         written = []
@@ -84,15 +88,65 @@ def _cost(kind, results) -> float:
     return {"run": 0.5, "hmc": 0.7, "gradient": 0.3}.get(kind, 0.5)
 
 
+def plots_folder(outdir) -> Path:
+    """``<outdir>/plots``, created if needed; a :class:`~sampler.run_folder.RunFolderError` (with ``path`` and
+    ``errno`` for `write_errors.remedy`) when a file is in its way or it cannot be made. Without this, a file
+    named ``plots`` was a FileExistsError traceback after the run had finished."""
+    import errno
+
+    from nestgrad.sampler.run_folder import RunFolderError
+
+    folder = Path(outdir) / "plots"
+    blocking = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise RunFolderError(f"{folder}: cannot create the plots folder: {blocking} is a file, not a folder; the "
+                             f"run's other outputs are written", path=blocking, errno=errno.ENOTDIR)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise RunFolderError(f"{folder}: cannot create the plots folder ({error.strerror or error}); the run's "
+                             f"other outputs are written", path=folder, errno=error.errno) from None
+    return folder
+
+
+def unavailable(results, kind: str, outdir=None) -> str | None:
+    """Why ``results`` cannot draw the plot ``kind`` (a sentence), or None when they can. The gradient plot draws
+    the cross-check stored in ``outdir`` (or the folder the results were read from) as gradient_check.json."""
+    from nestgrad.sampler import plots_gradient
+
+    if kind not in PLOT_KINDS:
+        return f"unknown plot kind {kind!r}; the kinds: {', '.join(PLOT_KINDS)}"
+    if kind == "gradient":
+        outdir = outdir if outdir is not None else getattr(results, "folder", None)
+        if outdir is None:
+            return ("it draws the gradient cross-check stored in a run folder's gradient_check.json, and these "
+                    "results were not read from a run folder (Results.load(folder) reads one)")
+        return plots_gradient.check_problem(outdir)
+    if kind == "hmc":
+        if not results.diagnostics:
+            return ("the results hold no per-iteration diagnostics (a run folder read without its "
+                    "diagnostics.npz)")
+        from nestgrad.sampler.plots_hmc import chain_iterations
+
+        niter, chains = chain_iterations(results.diagnostics)
+        if chains == 0:  # the figure would be empty axes under a grey band
+            return (f"no HMC chains ran in this run: its {niter} iteration(s) drew their points from the prior "
+                    f"(it ended before the chains took over)")
+    return None
+
+
 def figure_of(results, kind: str):
-    """One plot of ``results`` as a Figure (``Results.plot``); the gradient plot needs a run folder."""
-    makers = _makers(results, None)
-    if kind not in makers or kind == "gradient":
-        raise ValueError(f"unknown plot kind {kind!r}; kinds: corner, run, trace, hmc")
-    if kind == "hmc" and not results.diagnostics:
-        raise ValueError("the hmc plot needs per-iteration diagnostics, which a run folder read from text lacks")
+    """One plot of ``results`` as a Figure (``Results.plot``); a ValueError saying why when it cannot be drawn,
+    with the kinds that can."""
+    why = unavailable(results, kind)
+    if why is not None:
+        if kind not in PLOT_KINDS:
+            raise ValueError(why)
+        drawable = [k for k in PLOT_KINDS if unavailable(results, k) is None]
+        raise ValueError(f"the {kind!r} plot is unavailable: {why}; available for these results: "
+                         f"{', '.join(drawable) or 'none'}")
     with matplotlib.rc_context(STYLE):
-        return makers[kind]()
+        return _makers(results, getattr(results, "folder", None))[kind]()
 
 
 def _makers(results, outdir):

@@ -40,11 +40,57 @@ def has_gradient_check(outdir) -> bool:
     return (Path(outdir) / CHECK_JSON).is_file()
 
 
+def check_problem(outdir) -> str | None:
+    """Why the gradient plot of ``outdir`` cannot be drawn (its gradient_check.json missing or damaged), or None."""
+    from nestgrad.sampler.run_folder import RunFolderError
+
+    if not has_gradient_check(outdir):
+        return (f"{Path(outdir) / CHECK_JSON} is missing: no gradient cross-check was stored (a run with "
+                f"--no-check, or results saved without one)")
+    try:
+        read_gradient_check(outdir)
+    except RunFolderError as error:
+        return str(error)
+    return None
+
+
 def read_gradient_check(outdir) -> dict:
-    document = json.loads((Path(outdir) / CHECK_JSON).read_text(encoding="utf-8"))
+    """The stored cross-check; a damaged file is a :class:`~sampler.run_folder.RunFolderError` naming it and the
+    field, not a JSON or numpy error from inside the plot."""
+    from nestgrad.sampler.run_folder import RunFolderError
+
+    path = Path(outdir) / CHECK_JSON
+
+    def damaged(problem):
+        return RunFolderError(f"{path}: {problem}; the file is damaged (`nestgrad check CONFIG` repeats the check)")
+
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise RunFolderError(f"{path}: cannot read ({error.strerror or error})", path, error.errno) from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
+        raise damaged(f"not valid JSON ({error})") from None
+    if not isinstance(document, dict):
+        raise damaged(f"expected a JSON object, found a {type(document).__name__}")
+    params = document.get("params")
+    if not (isinstance(params, list) and params and all(isinstance(p, str) for p in params)):
+        raise damaged(f"field 'params' holds {params!r}, not a list of names")
+    for key in ("ok", "fd_tolerance"):
+        if key not in document:
+            raise damaged(f"field {key!r} is missing")
     for key in ("thetas", "ad", "fd", "analytic"):
+        if document.get(key) is None and key in ("ad", "fd"):
+            raise damaged(f"field {key!r} is missing")
         if document.get(key) is not None:
-            document[key] = np.array(document[key], dtype=float)  # null -> nan
+            try:
+                document[key] = np.array(document[key], dtype=float)  # null -> nan
+            except (TypeError, ValueError):
+                raise damaged(f"field {key!r} is not a table of numbers") from None
+            if key != "thetas" and (document[key].ndim != 2 or document[key].shape[1] != len(params)):
+                raise damaged(f"field {key!r} has shape {document[key].shape}, expected (points, {len(params)})")
+    for key in ("fd", "analytic"):
+        if document.get(key) is not None and document[key].shape != document["ad"].shape:
+            raise damaged(f"field {key!r} has shape {document[key].shape}, but 'ad' has {document['ad'].shape}")
     return document
 
 

@@ -14,7 +14,7 @@ from nestgrad.sampler.plots import POSTERIOR_COLOR, TRUTH_COLOR, subplots
 
 def hmc_plot(results):
     diag = results.diagnostics
-    niter = len(np.asarray(diag.get("logl_star", diag.get("step_size", []))))
+    niter = _niter(diag)
     it = np.arange(1, niter + 1)
     figure, axes = subplots(3, 2, figsize=(10.0, 9.5), sharex=True, margins=(0.85, 0.75, 0.4, 0.55, 1.05, 0.15))
     drawn = _prior_draw_iterations(diag, niter)
@@ -112,6 +112,16 @@ def _log_axis(ax):
     low, high = ax.get_ylim()
     ax.yaxis.set_major_formatter(plain)
     ax.yaxis.set_minor_formatter(plain if high < 10 * low else NullFormatter())  # minor labels within a decade
+
+
+def _niter(diag) -> int:
+    return len(np.asarray(diag.get("logl_star", diag.get("step_size", []))))
+
+
+def chain_iterations(diag) -> tuple[int, int]:
+    """``(iterations, those whose points came from HMC chains)`` of the per-iteration diagnostics ``diag``."""
+    niter = _niter(diag)
+    return niter, niter - _prior_draw_iterations(diag, niter)
 
 
 def _prior_draw_iterations(diag, niter) -> int:

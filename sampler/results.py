@@ -2,6 +2,7 @@
 posterior weights and samples, per-iteration diagnostics and the settings that produced them."""
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -73,6 +74,8 @@ class Results:
     mpi: dict | None = None  # runs over MPI ranks: per-rank chains, busy/waiting seconds, idle fraction (mpi_pool)
     insertion: dict | None = None  # the insertion-rank test of the proposals (sampler.insertion.rank_report)
     sample_logl: np.ndarray | None = None  # logL of each equal-weight sample (None: looked up among the dead points)
+    # the run folder these results were read from or saved to: where plot("gradient") finds gradient_check.json
+    folder: Path | None = field(default=None, repr=False, compare=False)
 
     @property
     def nan_fraction(self) -> float:
@@ -153,10 +156,13 @@ class Results:
         """Write the run folder (``sampler.run_folder.write_run_folder``)."""
         from .run_folder import write_run_folder
         write_run_folder(self, outdir)
+        self.folder = Path(outdir)
 
     def plot(self, kind="corner", path=None):
-        """One diagnostic plot as a matplotlib Figure: ``"corner"``, ``"run"``, ``"trace"`` or ``"hmc"``
-        (``sampler.plots``); also written to ``path`` (PNG, PDF, ... by its suffix) when given."""
+        """One diagnostic plot as a matplotlib Figure: ``"corner"``, ``"run"``, ``"trace"``, ``"hmc"`` or
+        ``"gradient"`` (``sampler.plots``; the last from the run folder's gradient_check.json, for results read
+        or saved there); also written to ``path`` (PNG, PDF, ... by its suffix) when given. A kind these results
+        cannot draw is a ValueError saying why, with the kinds they can."""
         from .plots import figure_of
 
         figure = figure_of(self, kind)

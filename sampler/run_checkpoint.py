@@ -4,9 +4,9 @@ boundary, read back bit for bit, and refused when it was written with other sett
 
 import numpy as np
 
-from .checkpoint import (RUN_META, CheckpointError, add_family_ids, add_unknown_moments, generator_state_json,
-                         read_checkpoint, read_meta, restore_generator, validate_meta, validate_run_checkpoint,
-                         write_checkpoint)
+from .checkpoint import (RUN_ARRAYS, RUN_META, CheckpointError, add_family_ids, add_unknown_moments,
+                         archive_names, damaged, generator_state_json, read_checkpoint, read_meta, restore_generator,
+                         validate_meta, validate_run_checkpoint, write_checkpoint)
 from .nested import NSState
 from .run_state import RunRecord
 
@@ -16,7 +16,9 @@ SAME_SETTINGS = ("nlive", "delete_fraction", "k", "hmc", "seed", "params", "prio
 
 def save(path, state, generator, record, settings, elapsed) -> None:
     """Write the run after ``elapsed`` seconds of this session (added to the record's earlier wall time)."""
-    arrays = {f"state_{f}": np.asarray(getattr(state, f)) for f in NSState._fields}
+    # in the dtypes the checkpoint's table requires (a Python int is int32 under numpy 1.x on Windows)
+    arrays = {name: np.asarray(getattr(state, f), dtype=RUN_ARRAYS[name].dtype if name in RUN_ARRAYS else None)
+              for f in NSState._fields for name in [f"state_{f}"]}
     arrays.update(record.arrays())
     scalars = dict(record.scalars(), wall_time=record.wall_time + elapsed)
     meta = {"settings": settings, "generator": generator_state_json(generator), "record": scalars}
@@ -32,6 +34,21 @@ def check_resumable(path, settings) -> None:
     except CheckpointError:
         return
     check_settings(path, meta["settings"], settings)
+
+
+# Arrays a checkpoint may lack, written before they existed (`add_family_ids`, `add_unknown_moments` supply them).
+OPTIONAL_ARRAYS = ("state_uid", "state_parent", "state_next_uid", "dead_uid", "dead_parent", "state_moments")
+
+
+def diagnose(path) -> None:
+    """Raise :class:`CheckpointError` when ``path`` is damaged as far as its zip directory and metadata tell
+    (nothing large is read): what a fresh run into its folder says instead of calling it an unfinished run."""
+    meta = read_meta(path)
+    validate_meta(path, meta, RUN_META)
+    names = set(archive_names(path))
+    missing = [name for name in RUN_ARRAYS if name not in names and name not in OPTIONAL_ARRAYS]
+    if missing:
+        raise damaged(path, f"{missing[0]}: missing from the checkpoint")
 
 
 def check_settings(path, saved, settings) -> None:

@@ -204,7 +204,12 @@ def read_run_folder(outdir):
     info = read_results_json(outdir / RESULTS_JSON)
     name, params = info["name"], info["params"]
     root = outdir / name
-    theta, logl, logl_birth = read_dead_birth(_with_suffix(root, "_dead-birth.txt"), len(params))
+    dead_birth = _with_suffix(root, "_dead-birth.txt")
+    theta, logl, logl_birth = read_dead_birth(dead_birth, len(params))
+    ndead = info.get("ndead")
+    if isinstance(ndead, int) and not isinstance(ndead, bool) and ndead != len(logl):
+        raise damaged_file(dead_birth, f"{len(logl)} rows, but results.json says ndead = {ndead} (truncated, or "
+                                       f"from another run)")
     arrays, diagnostics = read_diagnostics(outdir / DIAGNOSTICS_NPZ)
     dead_u = arrays.get("dead_u", np.full_like(theta, np.nan))
     if dead_u.shape != theta.shape:
@@ -228,7 +233,7 @@ def read_run_folder(outdir):
         logz_err_prior_share=info.get("logz_err_prior_share"),
         ess=info.get("ess"), ess_params=info.get("ess_params"), nnan=int(info.get("nnan", 0)), clusters=list(info.get("clusters") or []),
         timing=dict(info.get("timing") or {}), mpi=info.get("mpi"), insertion=info.get("insertion"),
-        sample_logl=sample_logl,
+        sample_logl=sample_logl, folder=outdir,
     )
 
 
@@ -248,6 +253,8 @@ def read_results_json(path) -> dict:
     try:
         with open(path, encoding="utf-8") as handle:
             info = json.load(handle)
+    except OSError as error:  # a folder of that name, no permission: a read, not a write, failed
+        raise RunFolderError(f"{path}: cannot read ({error.strerror or error})") from None
     except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
         raise RunFolderError(f"{path}: not valid JSON ({error}); the file is damaged") from None
     if not isinstance(info, dict):
@@ -305,10 +312,19 @@ def make_folder(outdir) -> Path:
 def refuse_unfinished(outdir, resume="--resume", out="--out") -> None:
     """Raise :class:`RunFolderError` when a fresh run into ``outdir`` would overwrite an unfinished run's
     checkpoint; ``resume``, ``out``: how the caller's user resumes or picks another folder."""
-    if unfinished_checkpoint(outdir):
-        raise RunFolderError(f"{Path(outdir) / 'checkpoint.npz'} holds an unfinished run (interrupted, or stopped "
-                             f"before writing its outputs): continue it with {resume}, or remove the file (or choose "
-                             f"another {out}) to start again; starting afresh here would overwrite it")
+    if not unfinished_checkpoint(outdir):
+        return
+    from nestgrad.sampler.checkpoint import CheckpointError
+    from nestgrad.sampler.run_checkpoint import diagnose
+
+    try:  # a damaged one was called "an unfinished run", and resuming it as advised then failed
+        diagnose(Path(outdir) / "checkpoint.npz")
+    except CheckpointError as error:
+        raise RunFolderError(f"{error}; a fresh run here would overwrite it, so none is started (or choose another "
+                             f"{out})") from None
+    raise RunFolderError(f"{Path(outdir) / 'checkpoint.npz'} holds an unfinished run (interrupted, or stopped "
+                         f"before writing its outputs): continue it with {resume}, or remove the file (or choose "
+                         f"another {out}) to start again; starting afresh here would overwrite it")
 
 
 def read_dead_birth(path, ndim: int):
@@ -342,13 +358,42 @@ def read_diagnostics(path) -> tuple[dict, dict]:
     if not Path(path).exists():
         return {}, {}
     arrays, diagnostics = {}, {}
-    with np.load(path, allow_pickle=False) as npz:
-        for key in npz.files:
-            if key.startswith(_DIAG_PREFIX):
-                diagnostics[key[len(_DIAG_PREFIX):]] = npz[key]
-            else:
-                arrays[key] = npz[key]
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4)
+        if not head.startswith((b"PK\x03\x04", b"PK\x05\x06")):  # else numpy takes the bytes for a pickle
+            raise damaged_file(path, "not an .npz (zip) archive" + ("" if head else ": the file is empty"))
+        with np.load(path, allow_pickle=False) as npz:
+            for key in npz.files:
+                try:
+                    value = npz[key]
+                except Exception as error:  # truncated member, CRC, pickled objects: numpy's and zipfile's errors
+                    raise damaged_file(path, f"member {key}: cannot be read ({_why(error)})") from None
+                if key.startswith(_DIAG_PREFIX):
+                    diagnostics[key[len(_DIAG_PREFIX):]] = value
+                else:
+                    arrays[key] = value
+    except RunFolderError:
+        raise
+    except OSError as error:
+        raise RunFolderError(f"{path}: cannot read ({error.strerror or error})") from None
+    except Exception as error:  # zipfile.BadZipFile of a truncated archive, ...
+        raise damaged_file(path, f"not a readable .npz archive ({_why(error)})") from None
     return arrays, diagnostics
+
+
+def damaged_file(path, problem, state="the file is damaged") -> RunFolderError:
+    """The error for a run-folder file that is damaged (or missing): what is wrong, and what to do."""
+    checkpoint = Path(path).parent / "checkpoint.npz"
+    fix = (f"restore it, or write the run folder again from its checkpoint with `nestgrad run CONFIG --out "
+           f"{Path(path).parent} --resume`" if checkpoint.is_file() else "restore it from a copy, or run again")
+    return RunFolderError(f"{path}: {problem}; {state}: {fix}", path)
+
+
+def _why(error) -> str:
+    """An exception's text without numpy's advice to select columns or to unpickle the file."""
+    text = str(error).split("; use `usecols`")[0]
+    return text if "allow_pickle" not in text else "it holds pickled Python objects, which nestgrad never loads"
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -359,12 +404,17 @@ def _with_suffix(root: Path, suffix: str) -> Path:
 
 def _loadtxt(path, ncols: int) -> np.ndarray:
     if not Path(path).exists():
-        raise RunFolderError(f"{path}: not found")
-    table = np.loadtxt(path, ndmin=2)
+        raise damaged_file(path, "not found", "the run folder is incomplete")
+    try:
+        table = np.loadtxt(path, ndmin=2)
+    except OSError as error:
+        raise RunFolderError(f"{path}: cannot read ({error.strerror or error})") from None
+    except ValueError as error:  # a truncated last line, text among the numbers, bytes that are not text
+        raise damaged_file(path, f"not a table of {ncols} numbers per line ({_why(error)})") from None
     if table.size == 0:
         return np.zeros((0, ncols))
     if table.shape[1] != ncols:
-        raise RunFolderError(f"{path}: {table.shape[1]} columns, expected {ncols}")
+        raise damaged_file(path, f"{table.shape[1]} columns, expected {ncols}")
     return table
 
 

@@ -141,6 +141,30 @@ def test_a_folder_in_the_way_of_an_output_file_is_named(reference, tmp_path, mon
     assert_same_run(out, want)
 
 
+def test_a_file_in_the_way_of_the_plots_folder_is_named(reference, tmp_path, nestgrad_inprocess):
+    """A file named `plots` in the output folder ended a finished run in a FileExistsError traceback (exit 1), and
+    `--resume` after removing it printed the stored results without drawing the plots."""
+    folder, want = reference
+    config = tmp_path / "plotted.yaml"
+    config.write_text(CONFIG.format(out=tmp_path / "out").replace("plots: []", "plots: [corner]"))
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "plots").write_text("not a folder")
+    status, _, err = nestgrad_inprocess("run", config, "--quiet", "--no-check")
+    assert status == 2, err
+    assert err.count("nestgrad: error:") == 1 and "Traceback" not in err, err
+    plots = tmp_path / "out" / "plots"
+    assert f"{plots} is a file, not a folder" in err and f"a file is in the way of a folder on the path {plots}" \
+        in err and "--resume" in err, err
+    assert_same_run(tmp_path / "out", want)  # nothing computed is lost: the run folder is written
+    status, _, err = nestgrad_inprocess("plot", tmp_path / "out")
+    assert status == 2 and f"{plots} is a file, not a folder" in err and "Traceback" not in err, err
+
+    plots.unlink()
+    status, _, err = nestgrad_inprocess("run", config, "--quiet", "--no-check", "--resume")
+    assert status == 0, err
+    assert (plots / "small_corner.png").is_file()
+
+
 @pytest.mark.parametrize("code, expected", [
     (errno.ENOSPC, "free some space"), (errno.EDQUOT, "free some space"),
     (errno.EACCES, "make {folder} writable"), (errno.EROFS, "make {folder} writable"),

@@ -1,4 +1,6 @@
 """Plots are produced from a run folder, as PNG (and PDF on request), and are not blank."""
+import re
+
 import matplotlib.image
 import numpy as np
 import pytest
@@ -81,3 +83,43 @@ def test_corner_smoothing_is_scipys_gaussian_filter():
         hist = rng.random(shape)
         for sigma in (1.0, 0.6):
             assert np.allclose(smooth(hist, sigma), gaussian_filter(hist, sigma), rtol=1e-13, atol=1e-15)
+
+
+def test_results_plot_says_which_plots_it_can_draw(folder, tmp_path, capsys):
+    """`Results.plot('gradient')` said "unknown plot kind 'gradient'" (the command line draws it), and the hmc plot
+    of a run in which no chains ran was a figure of empty axes."""
+    import shutil
+
+    from nestgrad.sampler.results import Results
+
+    results = read_run_folder(folder)  # test_every_plot_kind stored a gradient check here
+    assert results.plot("gradient") is not None and results.plot("hmc") is not None
+    with pytest.raises(ValueError, match="unknown plot kind 'cornr'; the kinds: corner, run, trace, hmc, gradient"):
+        results.plot("cornr")
+    built = gaussian_run(d=2, nlive=30, seed=1, name="fresh")  # not read from a folder: no gradient check
+    with pytest.raises(ValueError, match=r"'gradient' plot is unavailable: .*gradient_check.json.*Results.load"
+                                         r".*available for these results: corner, run, trace, hmc$"):
+        built.plot("gradient")
+
+    text_only = tmp_path / "text_only"
+    shutil.copytree(folder, text_only)
+    (text_only / "diagnostics.npz").unlink()
+    (text_only / "gradient_check.json").write_text('{"params": ["x0"')
+    loaded = Results.load(text_only)
+    with pytest.raises(ValueError, match=r"'hmc' plot is unavailable: the results hold no per-iteration diagnostics"
+                                         r".*available for these results: corner, run, trace$"):
+        loaded.plot("hmc")
+    with pytest.raises(ValueError, match=re.escape(f"{text_only / 'gradient_check.json'}: not valid JSON")):
+        loaded.plot("gradient")
+    assert main(["plot", str(text_only), "--kinds", "hmc", "gradient", "corner"]) == 0
+    out, err = capsys.readouterr()
+    assert out.split() == [str(text_only / "plots" / "plotme_corner.png")]
+    assert "nestgrad: note: no hmc plot: the results hold no per-iteration diagnostics" in err, err
+    assert f"nestgrad: note: no gradient plot: {text_only / 'gradient_check.json'}: not valid JSON" in err, err
+
+    no_chains = read_run_folder(folder)  # the run ended while its iterations still drew from the prior
+    no_chains.diagnostics = dict(no_chains.diagnostics, ngrad=np.zeros(no_chains.niter),
+                                 acceptance=np.full(no_chains.niter, np.nan))
+    with pytest.raises(ValueError, match=f"no HMC chains ran in this run: its {no_chains.niter} iteration"):
+        no_chains.plot("hmc")
+    assert make_plots(no_chains, tmp_path / "nc", kinds=["hmc", "run"])[0].name == "plotme_run.png"

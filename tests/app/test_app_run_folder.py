@@ -139,3 +139,45 @@ def test_a_damaged_results_json_is_named_not_a_traceback(folder, tmp_path, text,
     with pytest.raises(RunFolderError, match=re.escape(needle)):
         read_run_folder(damaged)
     assert main(["plot", str(damaged)]) == 2
+
+
+def _truncated(path, fraction=0.5):
+    data = path.read_bytes()
+    path.write_bytes(data[:int(len(data) * fraction)] + (b"0.12" if path.suffix == ".txt" else b""))
+
+
+def _line_dropped(path):
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]))
+
+
+@pytest.mark.parametrize("file, damage, needle", [
+    ("gauss3_dead-birth.txt", _truncated, "not a table of 5 numbers per line"),
+    ("gauss3_dead-birth.txt", lambda p: p.write_text(p.read_text() + "abc def ghi jkl mno\n"),
+     "not a table of 5 numbers per line (could not convert"),
+    ("gauss3_dead-birth.txt", _line_dropped, "rows, but results.json says ndead = "),
+    ("gauss3_dead-birth.txt", lambda p: p.unlink(), "not found; the run folder is incomplete"),
+    ("gauss3_dead-birth.txt", lambda p: (p.unlink(), p.mkdir()), "cannot read (Is a directory)"),
+    ("diagnostics.npz", _truncated, "not a readable .npz archive"),
+    ("diagnostics.npz", lambda p: p.write_bytes(b"garbage, not an archive"), "not an .npz (zip) archive"),
+    ("diagnostics.npz", lambda p: p.write_bytes(b""), "the file is empty"),
+    ("results.json", lambda p: (p.unlink(), p.mkdir()), "cannot read (Is a directory)"),
+])
+def test_a_damaged_run_folder_file_is_named_not_a_traceback(folder, tmp_path, file, damage, needle, capsys):
+    """A truncated table ended `Results.load` and `nestgrad plot` in numpy's ValueError ("use `usecols`..."), a
+    damaged diagnostics.npz in zipfile.BadZipFile or numpy's advice to unpickle it, exit 1 with a traceback."""
+    import shutil
+
+    from nestgrad.sampler.cli import main
+    from nestgrad.sampler.results import Results
+    from nestgrad.sampler.run_folder import RunFolderError
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(folder, damaged)
+    damage(damaged / file)
+    with pytest.raises(RunFolderError, match=re.escape(f"{damaged / file}: ")) as error:
+        Results.load(damaged)
+    assert needle in str(error.value) and "usecols" not in str(error.value) and "pickle=" not in str(error.value)
+    assert main(["plot", str(damaged)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"nestgrad: error: {damaged / file}: ") and "Traceback" not in err, err

@@ -149,6 +149,22 @@ CASES = [
      "diag_reflections_per_chain: shape (8, 3) does not match k = 4"),
     ("object array (pickle)", with_array("state_theta", lambda x: np.array([None, 1], dtype=object)),
      "state_theta: holds Python objects (pickled data), which a nestgrad checkpoint never contains"),
+    # a float32 logL resumed silently (a different run: the float64 values were gone); an int32 id array met
+    # kernels compiled for int64; a scalar rho or an array of jumps crashed inside the sampler
+    ("live logl float32", with_array("state_logl", lambda x: x.astype(np.float32)),
+     "state_logl: dtype float32, expected float64"),
+    ("dead logl float32", with_array("dead_logl", lambda x: x.astype(np.float32)),
+     "dead_logl: dtype float32, expected float64"),
+    ("iteration a float", with_array("state_iteration", lambda x: x.astype(float)),
+     "state_iteration: dtype float64, expected int64"),
+    ("thread ids int32", with_array("state_thread", lambda x: x.astype(np.int32)),
+     "state_thread: dtype int32, expected int64"),
+    ("chain rng signed", with_array("state_chain_rng", lambda x: x.astype(np.int64)),
+     "state_chain_rng: dtype int64, expected uint64"),
+    ("rho a scalar", with_array("state_rho", np.array(0.5)), "state_rho: shape (), expected (2,)"),
+    ("jumps an array", with_array("state_jumps", np.ones(3, np.int64)), "state_jumps: shape (3,), expected ()"),
+    ("live theta flat", with_array("state_theta", lambda t: t.ravel()),
+     "state_theta: shape (160,), expected (n, d) = (40, 4)"),
 ]
 
 
@@ -157,6 +173,9 @@ def check_message(message, path, expected):
     assert expected in message, message
     assert "pickle.load" not in message and "allow_pickle" not in message, message  # never advise unpickling
     assert "\n" not in message, message
+    # what to do, and that nothing was deleted: it was "remove it to start again", or nothing at all
+    assert message.endswith("the checkpoint is damaged: restore it from a copy to resume the run, or delete it to "
+                            "start afresh (nestgrad leaves it as it is)"), message
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
@@ -193,8 +212,9 @@ BYTE_CASES = [
      "not a checkpoint archive (not a zip (.npz) archive: it begins with the bytes b'\\x00"),
     ("pickled objects", lambda b: b"\x80\x04\x95" + bytes(20), "not a checkpoint archive (it holds pickled Python"),
     ("empty file", lambda b: b"", "not a checkpoint archive (the file is empty"),
-    ("truncated zip", lambda b: b[:len(b) // 2], "not a checkpoint archive"),
-    ("zip without its directory", lambda b: b[:-22], "not a checkpoint archive"),
+    # a truncated file was "not a checkpoint archive (BadZipFile: File is not a zip file)"
+    ("truncated zip", lambda b: b[:len(b) // 2], "an incomplete checkpoint archive (its zip directory is missing"),
+    ("zip without its directory", lambda b: b[:-22], "an incomplete checkpoint archive"),
     ("a single .npy array", lambda b: _npy_bytes(), "not a checkpoint archive (a single .npy array"),
     ("flipped byte in live u", flip_member("state_u.npy"), "state_u: cannot be read"),
     ("flipped byte in dead logl", flip_member("dead_logl.npy"), "dead_logl: cannot be read"),
@@ -241,7 +261,7 @@ def test_intact_checkpoint_resumes_and_rewrites_stored(real, tmp_path):
 
 
 @pytest.mark.parametrize("edit, expected", [
-    (lambda blob, arrays, meta, path: path.write_bytes(blob[: len(blob) // 3]), "not a checkpoint archive"),
+    (lambda blob, arrays, meta, path: path.write_bytes(blob[: len(blob) // 3]), "an incomplete checkpoint archive"),
     (lambda blob, arrays, meta, path: save(path, set_at("state_u", (0, 0), np.nan)(arrays, meta)[0], meta),
      "state_u: 1 value(s) not finite"),
 ], ids=["truncated", "NaN in u"])
@@ -255,3 +275,27 @@ def test_cli_resume_from_a_damaged_checkpoint_exits_2(real, nestgrad_inprocess, 
     assert err.count("nestgrad: error:") == 1 and "Traceback" not in err, err
     assert f"{checkpoint}: {expected}" in err, err
     assert checkpoint.read_bytes() == damaged  # the damaged file is left for the user to inspect or remove
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda blob, arrays, meta, path: path.write_bytes(blob[: len(blob) // 3]), "an incomplete checkpoint archive"),
+    (lambda blob, arrays, meta, path: path.write_bytes(b"hello"), "not a checkpoint archive (not a zip"),
+    (lambda blob, arrays, meta, path: save(path, *with_meta("settings.k", ...)(arrays, meta)),
+     "settings.k: missing from the metadata"),
+    (lambda blob, arrays, meta, path: save(path, *without_array("state_logl")(arrays, meta)),
+     "state_logl: missing from the checkpoint"),
+], ids=["truncated", "not a zip", "metadata key missing", "array missing"])
+def test_a_fresh_run_calls_a_damaged_checkpoint_damaged(real, nestgrad_inprocess, tmp_path, edit, expected):
+    """A fresh run into a folder with a damaged checkpoint said it "holds an unfinished run: continue it with
+    --resume", which then failed; now it says what is damaged and what to do, and leaves the file as it is."""
+    config, blob, arrays, meta, _ = real
+    checkpoint = tmp_path / "checkpoint.npz"
+    edit(blob, arrays, meta, checkpoint)
+    damaged = checkpoint.read_bytes()
+    status, _, err = nestgrad_inprocess("run", config, "--out", tmp_path, "--quiet", "--no-check")
+    assert status == 2, err
+    assert err.count("nestgrad: error:") == 1 and "Traceback" not in err and "unfinished" not in err, err
+    assert f"nestgrad: error: {checkpoint}: {expected}" in err, err
+    assert "the checkpoint is damaged: restore it from a copy to resume the run, or delete it to start afresh" in err
+    assert "a fresh run here would overwrite it" in err, err
+    assert checkpoint.read_bytes() == damaged
