@@ -308,7 +308,8 @@ def finished_run(outdir, config, fingerprint=None):
     ``fingerprint`` of the kernel and data), else None. Resuming such a run would load the checkpoint and stop at
     once with these results; this gives them without compiling."""
     from nestgrad.sampler.checkpoint import CheckpointError, read_checkpoint
-    from nestgrad.sampler.run_folder import RESULTS_JSON, RunFolderError, read_run_folder
+    from nestgrad.sampler.run_folder import RESULTS_JSON, RunFolderError
+    from nestgrad.sampler.run_folder_read import read_run_folder
 
     outdir = Path(outdir)
     checkpoint, results_json = outdir / "checkpoint.npz", outdir / RESULTS_JSON
@@ -415,7 +416,7 @@ def cmd_check(args) -> int:
 
 def cmd_plot(args) -> int:
     from nestgrad.sampler.plots import PLOT_KINDS
-    from nestgrad.sampler.run_folder import read_run_folder
+    from nestgrad.sampler.run_folder_read import read_run_folder
 
     kinds = args.kinds or PLOT_KINDS
     unknown = [k for k in kinds if k not in PLOT_KINDS]

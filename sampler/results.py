@@ -185,5 +185,5 @@ class Results:
     @classmethod
     def load(cls, outdir) -> "Results":
         """Read a run folder written by :meth:`save`."""
-        from .run_folder import read_run_folder
+        from .run_folder_read import read_run_folder
         return read_run_folder(outdir)

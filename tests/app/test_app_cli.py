@@ -13,7 +13,8 @@ import pytest
 
 from nestgrad.sampler.cli import main
 import nestgrad as ng
-from nestgrad.sampler.run_folder import RunFolderError, read_run_folder, unfinished_checkpoint
+from nestgrad.sampler.run_folder import RunFolderError, unfinished_checkpoint
+from nestgrad.sampler.run_folder_read import read_run_folder
 
 REPO = Path(__file__).resolve().parents[2]
 

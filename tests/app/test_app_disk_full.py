@@ -13,7 +13,7 @@ import pytest
 from nestgrad.sampler.checkpoint import read_checkpoint, remove_stale_temporaries, write_checkpoint
 from nestgrad.sampler import checkpoint as checkpoint_module
 from nestgrad.sampler import text_tables
-from nestgrad.sampler.run_folder import read_run_folder
+from nestgrad.sampler.run_folder_read import read_run_folder
 
 CONFIG = """\
 name: small

@@ -9,7 +9,8 @@ from app_synthetic import gaussian_run
 from nestgrad.sampler.cli import main
 from nestgrad.sampler.plots import make_plots
 from nestgrad.sampler.plots_gradient import write_gradient_check
-from nestgrad.sampler.run_folder import read_run_folder, write_run_folder
+from nestgrad.sampler.run_folder import write_run_folder
+from nestgrad.sampler.run_folder_read import read_run_folder
 
 
 def assert_real_image(png, min_kb=20, pdf=False):

@@ -15,7 +15,8 @@ from nestgrad.sampler import plots, plots_corner, plots_hmc, plots_run
 from nestgrad.sampler.plots import make_plots
 from nestgrad.sampler.plots_parallel import (PlotProcessError, can_fork, cpu_snapshot, processes_for, shares,
                                              usable_cpus)
-from nestgrad.sampler.run_folder import read_run_folder, write_run_folder
+from nestgrad.sampler.run_folder import write_run_folder
+from nestgrad.sampler.run_folder_read import read_run_folder
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not can_fork(), reason="plots are drawn in forked processes on Linux only")

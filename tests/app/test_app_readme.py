@@ -63,7 +63,7 @@ def test_command_line_section(workdir, nestgrad_inprocess, monkeypatch):
         status, out, err = nestgrad_inprocess(*command[1:])
         assert status == 0, f"{' '.join(command)}: {err}"
         if command[1] == "run" and "--out" in command:
-            from nestgrad.sampler.run_folder import read_results_json
+            from nestgrad.sampler.run_folder_read import read_results_json
             logz[" ".join(command)] = read_results_json(workdir / "runs" / "g4" / "results.json")["logz"]
     assert (workdir / "runs" / "line" / "plots" / "line_gradient.png").is_file()
     assert len(set(logz.values())) == 1, "resuming a finished run must give the same result"

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from app_synthetic import gaussian_run
-from nestgrad.sampler.run_folder import read_paramnames, read_run_folder, write_run_folder
+from nestgrad.sampler.run_folder import write_run_folder
+from nestgrad.sampler.run_folder_read import read_paramnames, read_run_folder
 
 
 @pytest.fixture(scope="module")
