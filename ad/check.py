@@ -138,6 +138,9 @@ def check_gradient(fn, theta, *consts, analytic=None, wrt="theta", rtol=1e-6, st
     args = _float64_args(theta, consts, active)
     if derivative is None:
         derivative = differentiate(fn, wrt=wrt)
+    problem = derivative.argument_problem(args) if hasattr(derivative, "argument_problem") else None
+    if problem is not None:  # before the plain kernel runs on it (math.log of an array: a bare TypeError)
+        raise problem
 
     value = _evaluate(fn, args, "at the given point")
     fds, noises = zip(*(_fd(fn, args, k, step, value) for k in active))

@@ -252,6 +252,10 @@ class _Checker:
         elif isinstance(e, ast.Name):
             pass
         elif isinstance(e, ast.BinOp):
+            if isinstance(e.op, ast.MatMult):
+                self.fail(e, "matrix products `a @ b` are not supported: a row times a vector is "
+                             "`np.dot(A[i, :], v)` in a loop over i; " + sugar.whole_array_advice(
+                                 sugar.array_name([e.left])))
             if not isinstance(e.op, _BINOPS):
                 self.fail(e, f"the operator `{_opname(e.op)}` is not supported: use + - * / ** // %")
             self.expr(e.left)
@@ -292,6 +296,10 @@ class _Checker:
             if not isinstance(e.value, (ast.Name, ast.Attribute)):
                 self.fail(e, "attributes are supported only on names (`x.shape`, `math.pi`)")
         elif isinstance(e, ast.Subscript):
+            if isinstance(e.value, (ast.Call, ast.BinOp, ast.UnaryOp)):  # np.log(x)[0], (x - mu)[i]
+                self.fail(e, f"`{ast.unparse(e)}` indexes the result of a whole-array operation, which kernels do "
+                             f"not support: index the array inside it instead, e.g. `np.log(x[i])` for "
+                             f"`np.log(x)[i]`; " + sugar.whole_array_advice(sugar.array_name([e.value])))
             if not isinstance(e.value, (ast.Name, ast.Attribute)):
                 self.fail(e, "only arguments can be indexed: `x[i]`, `x[i, j]`, `x.shape[0]`")
             idx = e.slice

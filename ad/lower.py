@@ -10,7 +10,7 @@ import ast
 import builtins
 import types
 
-from . import breaks, local_arrays, names, resolve, rules
+from . import breaks, local_arrays, names, resolve, rules, sugar
 from .calls import RET, CallsMixin
 from .errors import UnsupportedError, Where, error_at
 from .fold import fold, fold_compare
@@ -101,7 +101,8 @@ class Lowerer(CallsMixin):
         if any(isinstance(a, ArrayInfo) for a in args):
             a = next(a for a in args if isinstance(a, ArrayInfo))
             raise self.unsupported(node, f"the local array {a.user_name!r} is used as a number here: index it "
-                                         f"({a.user_name}[i]); whole-array arithmetic is not supported")
+                                         f"({a.user_name}[i]); whole-array arithmetic is not supported: "
+                                         + sugar.whole_array_advice(a.user_name))
         dst = self.fresh(hint)
         self.emit(Assign(dst, op, list(args), fn, self.pos(node)))
         if op == "shape" or (op in ("add", "mul", "floordiv") and all(self.ctx.is_nonneg(a) for a in args)) or (
@@ -455,7 +456,11 @@ class Lowerer(CallsMixin):
             v = self.env[e.id]
             if is_var(v) and v in self.ctx.arg_names:
                 return v
-            raise self.unsupported(e, f"{e.id!r} is not an array argument: only kernel arguments can be indexed")
+            raise self.unsupported(e, f"{e.id!r} is not an array argument: only kernel arguments and local arrays "
+                                      f"(`{e.id} = np.zeros(n)`) can be indexed; a whole-array expression assigned "
+                                      f"to a name (`{e.id} = x * theta[0]`) is not supported: fill a local array in "
+                                      f"a loop, `{e.id} = np.zeros(x.shape[0])` and `for i in range(x.shape[0]): "
+                                      f"{e.id}[i] = x[i] * theta[0]`, or use each element where it is computed")
         if isinstance(e, ast.Name) and e.id in self.src.namespace:  # a module-level array, read as a constant
             raise self.unsupported(e, f"{e.id!r} is a value from outside the kernel (module level or an enclosing "
                                       f"function), not a kernel argument: pass it as data (an argument of the "
