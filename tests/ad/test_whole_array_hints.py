@@ -4,6 +4,8 @@ number) are refused at their ``file:line:col`` with the per-element loop to writ
 'np.max': it has no derivative rule and no Python source", "the operator `@` is not supported: use + - * /",
 "`Compare` is not supported inside np.sum/np.dot", "'y' is not an array argument", or, for an array passed where
 the kernel computes with a number, Python's "only 0-dimensional arrays can be converted to Python scalars"."""
+import math
+
 import numpy as np
 import pytest
 
@@ -68,3 +70,17 @@ def test_a_number_for_a_number_still_works():
     grad = np.zeros(1)
     assert ad.differentiate(scaled).value_and_grad(np.array([0.3]), 2.0, grad) == pytest.approx(0.6)
     assert grad[0] == pytest.approx(2.0)
+
+
+def logs(theta, x):
+    return np.sum(math.log(x) * theta[0])  # the differentiator reads math.log elementwise; Python cannot
+
+
+def test_a_kernel_that_python_cannot_run_is_named_by_check_gradient():
+    """Finite differences run the plain function: it failed with Python's bare "only 0-dimensional arrays can be
+    converted to Python scalars"; now the message names the kernel's line and the usual cause."""
+    with pytest.raises(TypeError) as info:
+        ad.check_gradient(logs, np.array([0.3]), np.linspace(0.5, 2.0, 5))
+    text = str(info.value)
+    assert f"the kernel logs does not run as plain Python at {__file__}:{logs.__code__.co_firstlineno + 1}" in text
+    assert "`math.log(x[i])`" in text, text
