@@ -89,6 +89,11 @@ class CallsMixin:
             return self.inline(e, fn, args)
         if fn is builtins.range:
             raise self.unsupported(e, "range() is only allowed as the iterable of a `for` loop")
+        if _is_numpy(fn):  # np.max(x), np.prod(x - mu), np.linalg.norm(x): whole-array functions
+            raise self.unsupported(e, f"call to {label!r}: numpy functions other than np.sum, np.dot, np.mean and "
+                                      f"the element-wise math ones (np.exp, np.log, ...) are not supported in "
+                                      f"kernels; " + sugar.whole_array_advice(sugar.array_name(e.args),
+                                                                              getattr(fn, "__name__", None)))
         raise self.unsupported(e, f"call to {label!r}: it has no derivative rule and no Python source to "
                                   "differentiate; write it as a module-level Python function in the kernel "
                                   "subset or register its partials with @ad.rule")
@@ -190,3 +195,7 @@ def _split_tuple_returns(stmts):
         else:
             out.append(s)
     return out
+
+
+def _is_numpy(fn):
+    return isinstance(fn, np.ufunc) or (getattr(fn, "__module__", None) or "").split(".")[0] == "numpy"

@@ -138,6 +138,9 @@ def check_gradient(fn, theta, *consts, analytic=None, wrt="theta", rtol=1e-6, st
     args = _float64_args(theta, consts, active)
     if derivative is None:
         derivative = differentiate(fn, wrt=wrt)
+    problem = derivative.argument_problem(args) if hasattr(derivative, "argument_problem") else None
+    if problem is not None:  # before the plain kernel runs on it (math.log of an array: a bare TypeError)
+        raise problem
 
     value = _evaluate(fn, args, "at the given point")
     fds, noises = zip(*(_fd(fn, args, k, step, value) for k in active))
@@ -261,6 +264,21 @@ def _evaluate(fn, args, where):
     except (ValueError, ZeroDivisionError, OverflowError) as exc:
         raise ValueError(f"check_gradient: the kernel {_fn_name(fn)} failed {where} ({exc}); check at a point "
                          f"further from the edge of its domain, or pass a smaller step=") from None
+    except TypeError as exc:  # the plain function cannot run at all: say where, and the usual cause
+        raise TypeError(f"check_gradient: the kernel {_fn_name(fn)} does not run as plain Python{_line_of(fn, exc)} "
+                        f"({exc}); finite differences call the Python function itself, so it must run on these "
+                        f"arguments: a `math` function of a whole array (`math.log(x)`, also inside np.sum) is "
+                        f"one cause: index the array in a loop, `math.log(x[i])`") from None
+
+
+def _line_of(fn, exc):
+    """`` at file:line`` of the last line of ``fn``'s file in the traceback of ``exc`` (empty when none)."""
+    code, tb, found = getattr(fn, "__code__", None), exc.__traceback__, ""
+    while code is not None and tb is not None:
+        if tb.tb_frame.f_code.co_filename == code.co_filename:
+            found = f" at {code.co_filename}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
 
 
 def _analytic_gradient(analytic, args, active):

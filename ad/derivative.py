@@ -1,12 +1,17 @@
 """``ad.differentiate`` / ``ad.differentiate_source`` and the ``Derivative`` object they return."""
+import ast
+import functools
+
 import numpy as np
 
 from . import cache, ieee, parse
 from .emit import function_source
-from .errors import Pos
+from .errors import Pos, Where
+from .ir import uses, walk
 from .nested_rows import DEFAULT_BUDGET
 from .pipeline import compile_kernel, module_source
 from .report import make_report
+from .sugar import whole_array_advice
 
 DEFAULT_FASTMATH = frozenset({"reassoc", "contract", "arcp", "nsz", "afn"})
 _DTYPES = {"float64": np.float64, "float32": np.float32}
@@ -84,8 +89,43 @@ class Derivative:
         self._ieee_twin = None
         # plain Python, and where it raises for inf or NaN arithmetic, the compiled code's IEEE answer (ad/ieee.py)
         for name in ("value", "raw_value", "value_and_grad", "grad", "raw_value_and_grad", "raw_grad"):
-            setattr(self, name, ieee.with_twin(getattr(self._py, name), self._twin))
+            setattr(self, name, self._diagnosed(ieee.with_twin(getattr(self._py, name), self._twin)))
         self._compiled = {}
+
+    def _diagnosed(self, fn):
+        """``fn`` whose failure on an array passed for an argument the kernel uses as a number is that
+        :meth:`argument_problem` (the generated code's ``float(x)`` said "only 0-dimensional arrays can be
+        converted to Python scalars"); the check runs only once the call has failed."""
+        @functools.wraps(fn)
+        def call(*args):
+            try:
+                return fn(*args)
+            except (TypeError, ValueError):
+                problem = self.argument_problem(args)
+                if problem is None:
+                    raise
+                raise problem from None
+        return call
+
+    def argument_problem(self, args):
+        """A ``KernelError`` for the first argument that the kernel reads as a number but that ``args`` gives as
+        an array of more than one element (whole-array arithmetic such as ``x * theta[0]`` makes ``x`` a number),
+        else None."""
+        c = self._c
+        read = set().union(*(uses(s) for s in walk(c.value_ir)))  # (an argument never read may be anything)
+        for name, ir_name, value in zip(c.arg_names, c.ir_args, args):
+            if name in c.wrt or ir_name in c.types.arrays or ir_name not in read or np.size(value) == 1:
+                continue
+            where = Where(self._src.filename)
+            reads = [n for n in ast.walk(self._src.node) if isinstance(n, ast.Name) and n.id == name
+                     and isinstance(n.ctx, ast.Load)]
+            node = min(reads, key=lambda n: (n.lineno, n.col_offset), default=self._src.node)  # the first read
+            return where.error(node, f"{c.name}() uses its argument {name!r} as a number here (it never indexes "
+                                     f"it), but an array of shape {np.shape(value)} was passed: pass a "
+                                     f"number, or, if {name!r} is an array, index it -- whole-array arithmetic "
+                                     f"such as `{name} * theta[0]` is not supported; "
+                                     + whole_array_advice(name))
+        return None
 
     def _twin(self):
         """The Python module with IEEE arithmetic (``ad.ieee.twin_source``), made on first use."""

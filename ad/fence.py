@@ -9,7 +9,7 @@ import ast
 import types as pytypes
 
 from . import parse, resolve, rules, sugar
-from .errors import KernelError, Where
+from .errors import KernelError, Pos, UnsupportedError, Where, error_at
 
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
 _AUGOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
@@ -110,12 +110,39 @@ def _walk(node):
 
 def check_function(node, filename, allow_tuple_return=False):
     """Raise ``UnsupportedError`` for the first construct outside the subset (in source order)."""
-    where = Where(filename)
-    args = node.args
-    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
-        raise where.unsupported(node, "kernel arguments must be plain positional names (no defaults, *args, "
-                                      "**kwargs or keyword-only arguments)")
-    _Checker(where, allow_tuple_return).block(node.body, in_loop=False)
+    check_signature(node, filename)
+    _Checker(Where(filename), allow_tuple_return).block(node.body, in_loop=False)
+
+
+def check_signature(node, filename):
+    """Raise ``UnsupportedError`` at the first argument that is not a plain positional name (``*args``,
+    ``**kwargs``, keyword-only, positional-only ``/``, a default value), with the ``def`` line to write instead:
+    the generated functions take every argument by position, each data argument looked up by its own name."""
+    where, args = Where(filename), node.args
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    plain = f"`def {node.name}({', '.join(names)})`"
+    if args.vararg or args.kwarg:
+        star, arg = ("*", args.vararg) if args.vararg else ("**", args.kwarg)
+        spelled = f"def {node.name}({', '.join(names + ['x', 'y'])})"
+        at = Pos(arg.lineno, arg.col_offset + 1 - len(star), filename)  # at the star, not the name after it
+        raise error_at(at, f"`{star}{arg.arg}` is not supported in the arguments of {node.name}(): the generated "
+                           f"code passes each argument by position, so name every data argument instead, e.g. "
+                           f"`{spelled}` (each one given by name in `data`)", filename, UnsupportedError)
+    if args.kwonlyargs:
+        arg = args.kwonlyargs[0]
+        raise where.unsupported(arg, f"keyword-only argument {arg.arg!r} (after `*`) is not supported in the "
+                                     f"arguments of {node.name}(): drop the `*` and write {plain}")
+    if args.posonlyargs:
+        arg = args.posonlyargs[-1]
+        raise where.unsupported(arg, f"the positional-only marker `/` after {arg.arg!r} is not supported in the "
+                                     f"arguments of {node.name}(): drop it and write {plain}")
+    defaults = [d for d in args.defaults + args.kw_defaults if d is not None]
+    if defaults:
+        default = defaults[0]
+        arg = (args.posonlyargs + args.args)[len(args.posonlyargs + args.args) - len(args.defaults)]
+        raise where.unsupported(default, f"default values are not supported in the arguments of {node.name}() "
+                                         f"(`{arg.arg}={ast.unparse(default)}`): write {plain} and give "
+                                         f"{arg.arg!r} its value in `data` (or write the constant in the body)")
 
 
 class _Checker:
@@ -225,6 +252,10 @@ class _Checker:
         elif isinstance(e, ast.Name):
             pass
         elif isinstance(e, ast.BinOp):
+            if isinstance(e.op, ast.MatMult):
+                self.fail(e, "matrix products `a @ b` are not supported: a row times a vector is "
+                             "`np.dot(A[i, :], v)` in a loop over i; " + sugar.whole_array_advice(
+                                 sugar.array_name([e.left])))
             if not isinstance(e.op, _BINOPS):
                 self.fail(e, f"the operator `{_opname(e.op)}` is not supported: use + - * / ** // %")
             self.expr(e.left)
@@ -265,6 +296,10 @@ class _Checker:
             if not isinstance(e.value, (ast.Name, ast.Attribute)):
                 self.fail(e, "attributes are supported only on names (`x.shape`, `math.pi`)")
         elif isinstance(e, ast.Subscript):
+            if isinstance(e.value, (ast.Call, ast.BinOp, ast.UnaryOp)):  # np.log(x)[0], (x - mu)[i]
+                self.fail(e, f"`{ast.unparse(e)}` indexes the result of a whole-array operation, which kernels do "
+                             f"not support: index the array inside it instead, e.g. `np.log(x[i])` for "
+                             f"`np.log(x)[i]`; " + sugar.whole_array_advice(sugar.array_name([e.value])))
             if not isinstance(e.value, (ast.Name, ast.Attribute)):
                 self.fail(e, "only arguments can be indexed: `x[i]`, `x[i, j]`, `x.shape[0]`")
             idx = e.slice

@@ -10,12 +10,13 @@ import ast
 import builtins
 import types
 
-from . import breaks, local_arrays, names, resolve, rules
+from . import breaks, local_arrays, names, resolve, rules, sugar
 from .calls import RET, CallsMixin
 from .errors import UnsupportedError, Where, error_at
 from .fold import fold, fold_compare
 from .ir import Assign, Const, For, If, is_var, parallel_copy
 from .local_arrays import ArrayInfo
+from .loop_names import EndedLoops
 from .restructure import restructure
 
 _BINOP = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
@@ -80,6 +81,10 @@ class Lowerer(CallsMixin):
         self.out = None
         self.nesting = 0  # loops and branches around the statement being lowered
         self.discarded = None  # the call being lowered for its writes alone (its result unused)
+        self.ended_loops = EndedLoops()  # for the message when a loop variable is read after its loop
+        self.open_indices = set()  # IR indices of the loops around the statement being lowered
+        # names this function assigns, loop variables too (none in a rule's template expression)
+        self.local_names = _assigned_names(src.node.body) if src.node is not None else set()
 
     # ---- helpers -------------------------------------------------------------------------------------
     def fresh(self, hint):
@@ -96,7 +101,8 @@ class Lowerer(CallsMixin):
         if any(isinstance(a, ArrayInfo) for a in args):
             a = next(a for a in args if isinstance(a, ArrayInfo))
             raise self.unsupported(node, f"the local array {a.user_name!r} is used as a number here: index it "
-                                         f"({a.user_name}[i]); whole-array arithmetic is not supported")
+                                         f"({a.user_name}[i]); whole-array arithmetic is not supported: "
+                                         + sugar.whole_array_advice(a.user_name))
         dst = self.fresh(hint)
         self.emit(Assign(dst, op, list(args), fn, self.pos(node)))
         if op == "shape" or (op in ("add", "mul", "floordiv") and all(self.ctx.is_nonneg(a) for a in args)) or (
@@ -192,6 +198,7 @@ class Lowerer(CallsMixin):
         return value
 
     def bind(self, name, value, node):
+        self.ended_loops.rebound(name)
         arg = self.ctx.ir_of.get(name)
         if arg is not None and not self.prefix and self.env.get(name) == arg and arg in self.ctx.array_ndim:
             raise self.unsupported(node, f"argument {name!r} is an array: assigning to it is not supported; "
@@ -271,7 +278,9 @@ class Lowerer(CallsMixin):
                 step.value < 0 and isinstance(stop, Const) and stop.value >= -1)):
             self.ctx.nonneg.add(index)  # counts up from >= 0, or down to a stop >= -1
         self.nesting += 1
+        self.open_indices.add(index)
         body = self.block(loop_body)
+        self.open_indices.discard(index)
         self.nesting -= 1
         # the copies back into the carried names are one parallel assignment: after `a, b = b, a` the body's
         # values of `a` and `b` ARE the carried names of `b` and `a`, so copying them one at a time would read a
@@ -282,6 +291,7 @@ class Lowerer(CallsMixin):
         self.env = {n: (carried_names.get(n, val)) for n, val in pre.items()}
         if target in pre and target not in carried_names:
             del self.env[target]
+        self.ended_loops.ended(target, s, self._meaning(target, pre))
         self.emit(For(index, start, stop, step, body, self.pos(s), exit_flag=carried_names.get(flag)))
 
     # ---- expressions ---------------------------------------------------------------------------------
@@ -407,11 +417,24 @@ class Lowerer(CallsMixin):
         n = e.id
         if n in self.env:
             return self.env[n]
-        if n in self.src.namespace or hasattr(builtins, n):
+        if self.ended_loops.explain(n):
+            raise self.unsupported(e, self.ended_loops.explain(n))
+        # as in Python, a name the function assigns anywhere is its own everywhere: never the module's value
+        if n not in self.local_names and (n in self.src.namespace or hasattr(builtins, n)):
             obj = self.src.namespace[n] if n in self.src.namespace else getattr(builtins, n)
             return self.constant_of(e, obj)
+        outer = f"; the module-level {n!r} is not read, since this function assigns {n!r}" \
+            if n in self.src.namespace or hasattr(builtins, n) else ""
         raise self.err(e, f"name {n!r} is not defined here (a variable first assigned inside a loop or in only "
-                          "one branch of an `if` cannot be read after it: assign it before)")
+                          f"one branch of an `if` cannot be read after it: assign it before){outer}")
+
+    def _meaning(self, name, env):
+        """What ``name`` stood for in ``env`` before a loop reused it as its variable (for messages), or None."""
+        if name not in env:
+            return "module-level value" if name in self.src.namespace else None
+        if env[name] == self.ctx.ir_of.get(name) and not self.prefix:
+            return "kernel argument"
+        return "enclosing loop's variable" if env[name] in self.open_indices else "variable"
 
     def constant_of(self, e, obj):
         return resolve.constant(e, obj, self.where)
@@ -427,11 +450,17 @@ class Lowerer(CallsMixin):
 
     def array_arg(self, e):
         """The kernel argument name an indexed expression refers to."""
+        if isinstance(e, ast.Name) and e.id not in self.env and self.ended_loops.explain(e.id):
+            raise self.unsupported(e, self.ended_loops.explain(e.id))
         if isinstance(e, ast.Name) and e.id in self.env:
             v = self.env[e.id]
             if is_var(v) and v in self.ctx.arg_names:
                 return v
-            raise self.unsupported(e, f"{e.id!r} is not an array argument: only kernel arguments can be indexed")
+            raise self.unsupported(e, f"{e.id!r} is not an array argument: only kernel arguments and local arrays "
+                                      f"(`{e.id} = np.zeros(n)`) can be indexed; a whole-array expression assigned "
+                                      f"to a name (`{e.id} = x * theta[0]`) is not supported: fill a local array in "
+                                      f"a loop, `{e.id} = np.zeros(x.shape[0])` and `for i in range(x.shape[0]): "
+                                      f"{e.id}[i] = x[i] * theta[0]`, or use each element where it is computed")
         if isinstance(e, ast.Name) and e.id in self.src.namespace:  # a module-level array, read as a constant
             raise self.unsupported(e, f"{e.id!r} is a value from outside the kernel (module level or an enclosing "
                                       f"function), not a kernel argument: pass it as data (an argument of the "

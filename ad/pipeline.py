@@ -58,6 +58,7 @@ def _as_tuple(wrt):
 
 def compile_kernel(src, wrt="theta", store_budget=DEFAULT_BUDGET):
     wrt = _as_tuple(wrt)
+    fence.check_signature(src.node, src.filename)  # before `wrt` is looked up among the plain arguments
     for w in wrt:
         if w not in src.arg_names:
             raise KernelError(f"wrt names {w!r}, which is not an argument of {src.name}{src.arg_names}",

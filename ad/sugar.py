@@ -24,6 +24,35 @@ from . import resolve
 from .local_arrays import ArrayInfo
 
 REDUCTIONS = ("np.sum", "np.dot", "np.mean", ".sum()", ".mean()")
+
+# the loop to write instead of a whole-array numpy function, by its name (others: the sum's loop)
+_LOOP_OF = {
+    "max": "m = {a}[0]` and `for i in range(1, {a}.shape[0]): m = max(m, {a}[i])",
+    "min": "m = {a}[0]` and `for i in range(1, {a}.shape[0]): m = min(m, {a}[i])",
+    "prod": "p = 1.0` and `for i in range({a}.shape[0]): p *= {a}[i] - mu",
+}
+_LOOP_OF.update(amax=_LOOP_OF["max"], amin=_LOOP_OF["min"], nanmax=_LOOP_OF["max"], nanmin=_LOOP_OF["min"])
+
+
+def whole_array_advice(array="x", function=None):
+    """What to write instead of a whole-array operation on the array named ``array``: a kernel computes with
+    numbers, element by element, in a loop (the one form every part of the differentiator supports); ``function``:
+    the numpy function's name, for a loop that does what it did."""
+    loop = _LOOP_OF.get(function, "total = 0.0` and `for i in range({a}.shape[0]): total += ({a}[i] - mu) ** 2")
+    return (f"kernels compute with numbers, element by element: write it as a loop over the elements, e.g. "
+            f"`{loop.format(a=array)}` (np.sum, np.dot and np.mean of an element-wise expression, "
+            f"`np.sum(({array} - mu) ** 2)`, are turned into such a loop for you)")
+
+
+def array_name(nodes, default="x"):
+    """The first name among the ``ast`` nodes that is not a module's (``np`` in ``np.log``): the user's array, for
+    advice; else ``default``."""
+    for node in nodes:
+        bases = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and id(n) not in bases:
+                return n.id
+    return default
 _METHODS = {"sum": "method", "mean": "method_mean"}
 
 
@@ -126,8 +155,10 @@ class Elementwise:
             return ast.copy_location(ast.Call(func=e.func, args=[self.element(a) for a in e.args], keywords=[]), e)
         if isinstance(e, (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
             return e  # a number: a scalar, an element read, math.pi, a nested reduction
-        raise self.low.unsupported(e, f"`{type(e).__name__}` is not supported inside np.sum/np.dot: write the "
-                                      "loop out")
+        what = _READABLE.get(type(e), f"`{type(e).__name__}`")
+        raise self.low.unsupported(e, f"{what} is not supported inside np.sum/np.dot/np.mean (only arithmetic and "
+                                      f"math functions of the elements are): write the loop with an `if` in its "
+                                      f"body; " + whole_array_advice(array_name([e])))
 
     def row(self, e):
         parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
@@ -142,6 +173,10 @@ class Elementwise:
         new = [self.k(e) if p is where[0] else p for p in parts]
         return ast.copy_location(ast.Subscript(value=e.value, slice=ast.Tuple(elts=new, ctx=ast.Load()),
                                                ctx=ast.Load()), e)
+
+
+_READABLE = {ast.Compare: "a comparison", ast.IfExp: "a conditional expression `a if c else b`",
+             ast.BoolOp: "`and`/`or`"}
 
 
 def _helper_call(low, call):
@@ -184,7 +219,9 @@ def lower_reduction(low, e, kind):
     term = ew.element(operand)
     if ew.length is None:
         raise low.unsupported(e, "this reduction has no array operand: name a 1-D array argument (`np.sum(x)`), "
-                                 "a row `x[i, :]` or a column `x[:, j]` in it")
+                                 "a row `x[i, :]` or a column `x[:, j]` in it (a local assigned a whole-array "
+                                 "expression, `y = x * theta[0]`, is not an array in kernels: write the expression "
+                                 "inside the reduction, `np.sum(x * theta[0])`); " + whole_array_advice())
     loop = ast.For(target=ast.Name(id=index, ctx=ast.Store()),
                    iter=ast.Call(func=ast.Name(id="range", ctx=ast.Load()), args=[ew.length], keywords=[]),
                    body=[ast.AugAssign(target=ast.Name(id=acc, ctx=ast.Store()), op=ast.Add(), value=term)],

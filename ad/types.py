@@ -8,6 +8,7 @@ emission time.
 """
 from .errors import KernelError, UnsupportedError, error_at
 from .ir import AStore, Assign, ExtCall, For, RuleCall, is_var, walk
+from .sugar import whole_array_advice
 
 _RANK = {"bool": 0, "int": 1, "float": 2}
 
@@ -79,9 +80,12 @@ def check_bool_arithmetic(body, info, filename):
 def _result_type(s, info, filename):
     op, args = s.op, s.args
     t = [info.of(a) for a in args]
-    if "array" in t[1 if op in ("index", "shape") else 0:]:
-        raise error_at(s.pos, "an array argument is used as a number here: index it (x[i]) -- kernels compute "
-                       "and return scalars", filename)
+    read = 1 if op in ("index", "shape") else 0  # the operands read as numbers
+    if "array" in t[read:]:
+        array = next(a for a, kind in zip(args[read:], t[read:]) if kind == "array")
+        raise error_at(s.pos, f"the array argument {array!r} is used as a number here (whole-array arithmetic such "
+                       f"as `{array} * theta[0]` is not supported): index it, {array}[i] -- "
+                       + whole_array_advice(array), filename)
     if op == "copy":
         return t[0]
     if op in ("add", "sub", "mul"):

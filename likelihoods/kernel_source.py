@@ -225,9 +225,18 @@ def _user_line(error, path):
 
 
 def _checked(source, what):
-    """A kernel (or gradient) takes the parameter vector first: refuse a function without arguments."""
+    """A kernel (or gradient) takes the parameter vector first: refuse a function without arguments; a kernel's
+    arguments are plain positional names (the differentiator's rule, checked here before the data keys are
+    matched against the names: ``def f(theta, *data)`` was answered "'x' is not an argument")."""
+    node = source.node
+    if what == "kernel":
+        from nestgrad.ad import KernelError, fence
+
+        try:
+            fence.check_signature(node, source.filename)
+        except KernelError as error:
+            raise LikelihoodError(str(error)) from None
     if not source.arg_names:
-        node = source.node
         raise LikelihoodError(f"{source.filename}:{node.lineno}:{node.col_offset + 1}: {what} {source.name!r} takes "
                               f"no arguments; a kernel is `def {source.name}(theta, <data>...)`, the parameter "
                               "vector first")
