@@ -93,7 +93,9 @@ class CallsMixin:
             raise self.unsupported(e, f"call to {label!r}: numpy functions other than np.sum, np.dot, np.mean and "
                                       f"the element-wise math ones (np.exp, np.log, ...) are not supported in "
                                       f"kernels; " + sugar.whole_array_advice(sugar.array_name(e.args),
-                                                                              getattr(fn, "__name__", None)))
+                                                                              getattr(fn, "__name__", None))
+                                      + "; or register its derivative with @ad.rule (partials for a function of "
+                                        "numbers, an adjoint for one of arrays)")
         raise self.unsupported(e, f"call to {label!r}: it has no derivative rule and no Python source to "
                                   "differentiate; write it as a module-level Python function in the kernel "
                                   "subset or register its partials with @ad.rule")

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from nestgrad.ad.sugar import whole_array_advice
+
 from . import bounds, kernel_use
 from .errors import DataError, LikelihoodError, did_you_mean
 from .ranges import describe
@@ -222,7 +224,11 @@ def shape_problem(name, array, use):
         place = kernel_use.describe(use.where)
         how = (f"uses '{name}' as a scalar" if ndim == 0 else
                f"indexes '{name}' with {ndim} ind{'ex' if ndim == 1 else 'ices'}")
-        return f"the kernel {how} ({place}) but the value has shape {array.shape} ({array.ndim}-D)"
+        message = f"the kernel {how} ({place}) but the value has shape {array.shape} ({array.ndim}-D)"
+        if ndim == 0:  # most often whole-array arithmetic (`x - theta[0]`) meant for every element
+            message += (f": pass a number, or if '{name}' is an array, index it ({name}[i]); "
+                        + whole_array_advice(name))
+        return message
     if ndim is None and array.ndim < use.min_ndim:
         return (f"the kernel reads '{name}'.shape[{use.min_ndim - 1}] ({kernel_use.describe(use.min_at)}) but "
                 f"the value has shape {array.shape} ({array.ndim}-D)")

@@ -323,3 +323,20 @@ def test_an_empty_data_file_is_named_as_empty(tmp_path, name, write, expected):
         warnings.simplefilter("error")  # no numpy warning on the way
         with pytest.raises(DataError, match=rf"data key 'x': file '.*{re.escape(name)}' {expected}"):
             Likelihood(gaussian4d.kernel, gaussian4d.PARAMS, {"x": name}, data_dir=tmp_path)
+
+
+def _whole_array_kernel(theta, x):
+    return -0.5 * (x - theta[0]) ** 2
+
+
+def test_an_array_given_for_an_argument_used_as_a_number_gets_the_loop_to_write():
+    """`x - theta[0]` meant for every element of x: the kernel reads x as a number, so an array for it is refused
+    at its line, with the element-by-element loop that does what was meant."""
+    with pytest.raises(DataError) as info:
+        Likelihood(_whole_array_kernel, ["mu"], {"x": np.arange(5.0)}, backend="python")
+    message = str(info.value)
+    line = _whole_array_kernel.__code__.co_firstlineno + 1
+    assert f"data key 'x': the kernel uses 'x' as a scalar ({__file__}:{line}:" in message, message
+    assert "the value has shape (5,)" in message and "index it (x[i])" in message, message
+    assert "for i in range(x.shape[0])" in message, message
+    assert Likelihood(_whole_array_kernel, ["mu"], {"x": 2.0}, backend="python").logl(np.array([[1.0]]))[0] == -0.5
