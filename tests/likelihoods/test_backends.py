@@ -1,5 +1,7 @@
 """Batched results equal per-sample plain-Python results, on the cpu and python backends."""
 
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -95,6 +97,32 @@ def test_auto_picks_gpu_only_when_one_is_usable():
     L = builtin.get("rosenbrock").likelihood(backend="auto")
     assert L.backend == ("gpu" if gpu_usable() else "cpu")
     assert L.dtype == (np.float32 if L.backend == "gpu" else np.float64)
+
+
+def test_auto_without_a_cuda_driver_does_not_import_numba_cuda(tmp_path):
+    """On Linux without NVIDIA's device files "auto" is the CPU at once: numba.cuda's imports took 1.5-3.5 s of
+    every such run. With a driver file present the full check is asked (here: told there is a device)."""
+    import os
+    import subprocess
+    import sys
+
+    code = textwrap.dedent(f"""
+        import sys
+        from nestgrad.likelihoods import backends
+        from nestgrad.likelihoods.backends import gpu
+        backends.LINUX_DRIVER_FILES = ({str(tmp_path / "absent")!r},)
+        print(backends.resolve("auto"), "numba.cuda" in sys.modules)
+        backends.LINUX_DRIVER_FILES = ({str(tmp_path)!r},)
+        gpu.gpu_usable = lambda: True
+        print(backends.resolve("auto"))
+    """)
+    env = {key: value for key, value in os.environ.items() if key != "NUMBA_ENABLE_CUDASIM"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split("\n")
+    if sys.platform.startswith("linux"):
+        assert lines[0] == "cpu False", out.stdout
+    assert lines[1] == "gpu", out.stdout
 
 
 def test_kernel_launches_drop_only_the_low_occupancy_warning():
