@@ -48,6 +48,7 @@ class CallsMixin:
             if info is not None:
                 return info.dims[0]
             arr = self.array_arg(e.args[0])
+            self.note_ndim(e, arr, None, min_ndim=1)  # as x.shape[0]: an array even if the kernel never indexes it
             return self.assign(e, "shape", [arr, Const(0)], hint="n")
         if fn is builtins.float:
             return self.unary_cast(e, "tofloat", args)

@@ -84,3 +84,32 @@ def test_a_kernel_that_python_cannot_run_is_named_by_check_gradient():
     text = str(info.value)
     assert f"the kernel logs does not run as plain Python at {__file__}:{logs.__code__.co_firstlineno + 1}" in text
     assert "`math.log(x[i])`" in text, text
+
+
+LEN_ONLY = '''
+import numpy as np
+
+def count(theta, x):
+    s = 0.0
+    for i in range(len(x)):
+        s += theta[0] * i
+    return s
+
+def zeros_of_len(theta, x):
+    b = np.zeros(len(x) + 1)
+    for i in range(b.shape[0]):
+        b[i] = theta[0] * i
+    return b[2]
+'''
+
+
+@pytest.mark.parametrize("name, value, grad", [("count", 10.5, 15.0), ("zeros_of_len", 1.4, 2.0)])
+def test_len_of_an_array_the_kernel_never_indexes(name, value, grad):
+    """len(x) makes x an array as x.shape[0] does: it was taken for a number (a KernelError on the Python path, a
+    numba TypingError from jit())."""
+    d = ad.differentiate_source(LEN_ONLY, name, filename="<len_only>")
+    x = np.linspace(0.0, 1.0, 6)
+    for derivative in (d, d.jit()):
+        g = np.zeros(1)
+        assert derivative.value_and_grad(np.array([0.7]), x, g) == pytest.approx(value, rel=1e-12)
+        assert g[0] == pytest.approx(grad, rel=1e-12)
