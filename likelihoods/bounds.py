@@ -107,7 +107,7 @@ def to_error(problem, use, params=None):
     """The exception for a :class:`Problem` (ParamsError for theta, naming ``params``)."""
     access = problem.access
     filename, line, col = access.filename, access.node.lineno, access.node.col_offset + 1
-    if access.array == use.args[0] and params is not None:
+    if access.array == use.args[0] and params is not None and problem.index >= 0:  # negative: it wraps around
         return ParamsError(filename, line, col, _params_message(ast.unparse(access.node), problem.index,
                                                                 params), array=access.array)
     return KernelIndexError(filename, line, col, problem.message, array=access.array)
@@ -173,8 +173,8 @@ def _from_traceback(error, use, theta, params):
         access = next((a for a in use.accesses if a.filename == frame.filename and a.node.lineno == line), None)
     text = ast.unparse(access.node) if access is not None else _failing_expression(frame)
     at = f"theta = [{', '.join(f'{v:.6g}' for v in theta)}]"
-    if access is not None and access.array == use.args[0]:
-        index = _index_in(str(error))
+    index = _index_in(str(error))
+    if access is not None and access.array == use.args[0] and index != "?":  # (else not a read past theta's end)
         return ParamsError(frame.filename, line, col, _params_message(text, index, params), array=access.array)
     array = f"'{access.array if access is not None else _subscripted(text)}'" if (
         access is not None or _subscripted(text)) else "an array"

@@ -157,6 +157,7 @@ class _Walker:
             self.assign(stmt, ctx)
         elif isinstance(stmt, ast.AugAssign):
             self.expr(stmt.value, ctx)
+            self.stored_indices(stmt.target, ctx)
             env[getattr(stmt.target, "id", "")] = None
         elif isinstance(stmt, ast.For):
             self.loop(stmt, ctx)
@@ -173,9 +174,21 @@ class _Walker:
                 elif isinstance(child, ast.stmt):
                     self.statement(child, env, loops, guarded, depth)
 
+    def stored_indices(self, target, ctx):
+        """The indices of the elements ``target`` writes (``b[idx[i]] = ...``) are uses too: integer data they read
+        stays integer, as for a read (the Python check and numba index with it)."""
+        for sub in ast.walk(target):
+            if isinstance(sub, ast.Subscript):
+                parts = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+                for part in parts:
+                    self.expr(part, ctx)
+                    self.mark_integer(part, ctx[0])
+
     def assign(self, stmt, ctx):
         env = ctx[0]
         value = stmt.value
+        for target in stmt.targets:
+            self.stored_indices(target, ctx)
         for target in stmt.targets:
             if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
                 for t, v in zip(target.elts, value.elts):

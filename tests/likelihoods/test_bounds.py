@@ -69,6 +69,20 @@ KERNELS = textwrap.dedent('''
         return -0.5 * (buf[0] + buf[x.shape[0]])
 
 
+    def scatter(theta, idx):
+        b = np.zeros(7)
+        for i in range(idx.shape[0]):
+            b[idx[i]] += theta[0] * (i + 1)
+        return b[3] * theta[1]
+
+
+    def theta_from_the_end(theta):
+        s = 0.0
+        for k in range(2):
+            s += (k + 1.0) * theta[-1 - k]
+        return s
+
+
     def regression_rows(theta, X, y):
         total = 0.0
         for i in range(X.shape[0]):
@@ -250,3 +264,19 @@ def test_a_kernel_storing_more_per_sample_than_any_batch_could_hold_is_refused_w
                                               r".*scalar variables"):
         Likelihood(f"{tmp_path / 'recursion.py'}:cum_local", ["a", "b"], {"x": x}, backend="python")
     Likelihood(f"{tmp_path / 'recursion.py'}:cum_local", ["a", "b"], {"x": x[:100]}, backend="python")
+
+
+def test_integer_data_that_indexes_a_write_stays_integer(kernels):
+    """`b[idx[i]] += ...`: idx indexes a local array's element that is written; it was made float for the checked
+    Python run, whose IndexError (float indices) was then reported as a read of theta past its end."""
+    idx = np.array([3, 0, 5, 3, 1, 3])
+    likelihood = _make(kernels, "scatter", {"idx": idx})
+    assert likelihood.logl(np.array([[0.7, 1.3]]))[0] == pytest.approx((1 + 4 + 6) * 0.7 * 1.3)
+
+
+def test_a_negative_loop_index_into_theta_says_it_wraps(kernels):
+    """theta[-1 - k] reads theta within its length: the message says the index wraps around, not that the kernel
+    reads more parameters than params names."""
+    with pytest.raises(KernelIndexError, match=r"theta\[-1 - k\] reads index -1 .*wraps around") as info:
+        _make(kernels, "theta_from_the_end", {})
+    assert "params names only" not in str(info.value)
