@@ -2,7 +2,9 @@
 
 `parse_yaml(text, filename)` returns plain Python data (dicts, lists, scalars, as `yaml.safe_load` would) and
 a `{key path: line}` map, e.g. `{("params", "sigma1", "low"): 12}` (1-based lines). Duplicate keys, which
-PyYAML silently overwrites, are errors here: the second one is almost always a typo.
+PyYAML silently overwrites, are errors here: the second one is almost always a typo (a key beside a `<<: *anchor`
+merge overrides the merged one, as YAML says). Plain numbers YAML 1.1 reads in base 60 (`1:30`) or octal (`010`)
+are errors too: they ran as 90 and 8.
 
 Hostile or runaway input is refused before any Python object is built (`check_limits`, a pass over the YAML
 event stream): more than `MAX_BYTES` of text, nesting deeper than `MAX_DEPTH`, more than `MAX_NODES` values
@@ -10,6 +12,8 @@ once aliases are expanded ("billion laughs"), recursive or undefined aliases, an
 YAML ones (`!!python/...` and `!custom` tags construct arbitrary objects). Each is one `file:line:col` message.
 """
 from __future__ import annotations
+
+import re
 
 import yaml
 
@@ -126,23 +130,46 @@ def parse_yaml(text: str, filename: str):
         loader.dispose()
 
 
+# Plain numbers YAML 1.1 reads in another base than the one they seem to be written in: `1:30` is 90 (base 60),
+# `010` is 8 (octal). A config that meant 1:30 or 10 ran silently with 90 or 8.
+_SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?")
+_OCTAL = re.compile(r"[-+]?0[0-7_]+")
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
 def _convert(loader, node, path, lines, filename):
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
+        own = {id(key) for key, _ in node.value if key.tag != "tag:yaml.org,2002:merge"}
         loader.flatten_mapping(node)  # resolves YAML merge keys (<<) the way safe_load does
-        result = {}
+        result, merged = {}, set()
         for key_node, value_node in node.value:
             key = loader.construct_object(key_node, deep=True)
             if not isinstance(key, (str, int, float, bool)):
                 raise ConfigError(f"{filename}:{key_node.start_mark.line + 1}: {key_path(path)}: "
                                   f"a key must be a plain name, got {key!r}")
-            if key in result:
+            if key in result and key in merged and id(key_node) in own:
+                merged.discard(key)  # a key written beside `<<: *anchor` overrides the merged one, as in YAML
+            elif key in result:
+                if key in merged:  # of two merged mappings the first one's value stands, as in YAML
+                    continue
                 raise ConfigError(f"{filename}:{key_node.start_mark.line + 1}: {key_path(path + (key,))}: "
                                   f"duplicate key (first given on line {lines[path + (key,)]})")
+            elif id(key_node) not in own:
+                merged.add(key)
             lines[path + (key,)] = key_node.start_mark.line + 1
             result[key] = _convert(loader, value_node, path + (key,), lines, filename)
             lines[path + (key,)] = key_node.start_mark.line + 1
         return result
     if isinstance(node, yaml.SequenceNode):
         return [_convert(loader, item, path + (i,), lines, filename) for i, item in enumerate(node.value)]
-    return loader.construct_object(node, deep=True)
+    value = loader.construct_object(node, deep=True)
+    if node.tag in _NUMBER_TAGS and node.style is None:
+        base = ("base 60" if _SEXAGESIMAL.fullmatch(node.value) else
+                "octal" if _OCTAL.fullmatch(node.value) else None)
+        if base:
+            where = f"{filename}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+            raise ConfigError(f"{where}: {key_path(path)}: YAML reads {node.value} as {value:g} ({base}): write "
+                              f"the number you mean without {'the colons' if base == 'base 60' else 'the leading 0'}"
+                              f", or quote it to give text")
+    return value

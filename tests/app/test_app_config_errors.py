@@ -88,6 +88,11 @@ CASES = [
     ("too few params", ("  sigma: {prior: loguniform, low: 0.01, high: 1.0}\n", ""), "params", "params:",
      "theta[1]"),
     ("duplicate key", ("  seed: 1", "  seed: 1\n  seed: 2"), "sampler.seed", "seed: 2", "duplicate"),
+    # YAML 1.1 reads these plain numbers in another base: they ran silently as 60 and 8
+    ("base 60 number", ("nlive: 50", "nlive: 1:00"), "sampler.nlive", "nlive:", "YAML reads 1:00 as 60 (base 60)"),
+    ("octal number", ("seed: 1", "seed: 010"), "sampler.seed", "seed:", "YAML reads 010 as 8 (octal)"),
+    ("duplicate key beside a merge", ("  seed: 1", "  <<: {seed: 3}\n  seed: 1\n  seed: 2"), "sampler.seed",
+     "seed: 2", "duplicate"),
     ("unknown plot", ("backend: cpu", "backend: cpu\noutput: {plots: [corner, trace, cornr]}"),
      "output.plots[2]", "output:", "did you mean 'corner'"),
     ("unknown plot format", ("backend: cpu", "backend: cpu\noutput: {plot_formats: [png, svg]}"),
@@ -137,6 +142,22 @@ def test_config_error_names_key_and_line(folder, case, capsys):
     assert main(["run", str(path), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("nestgrad: error:") == 1 and "Traceback" not in err and expected in err
+
+
+def test_a_key_beside_a_merge_overrides_the_merged_one(folder):
+    """`<<: *anchor` then `low: 0.1`: YAML's override, which was refused as a duplicate key; of two merged
+    mappings the first one's value stands; a quoted 1:30 or 010 is text, not a number in another base."""
+    from nestgrad.sampler.config_yaml import parse_yaml
+
+    text = ("base: &u {prior: uniform, low: 0.0, high: 1.0}\n"
+            "mu: {<<: *u, low: 0.1}\n"
+            "both: {<<: [{low: 1}, {low: 2, high: 3}]}\n"
+            "quoted: ['1:30', '010']\n")
+    data, lines = parse_yaml(text, "merge.yaml")
+    assert data["mu"] == {"prior": "uniform", "low": 0.1, "high": 1.0}
+    assert data["both"] == {"low": 1, "high": 3}
+    assert data["quoted"] == ["1:30", "010"]
+    assert lines[("mu", "low")] == 2
 
 
 def test_a_label_is_typeset_only_where_plots_are_drawn(folder):
