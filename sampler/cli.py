@@ -334,9 +334,13 @@ def finished_run(outdir, config, fingerprint=None):
 
 def _with_overrides(config, args):
     """Apply --out/--backend/--seed on top of the config (the config file itself is not changed)."""
-    if getattr(args, "out", None):
+    if getattr(args, "out", None) is not None:
+        if not args.out.strip():  # an empty --out '' was ignored: the run went to output.dir
+            from nestgrad.sampler.config_yaml import ConfigError
+            raise ConfigError("--out: an empty path; name the output folder, or leave --out out to use output.dir")
         config = config.overridden(("output", "dir"), f"--out {args.out}",
-                                   output=dataclasses.replace(config.output, dir=Path(args.out).resolve()))
+                                   output=dataclasses.replace(config.output,
+                                                              dir=Path(args.out).expanduser().resolve()))
     if getattr(args, "backend", None):
         config = config.overridden(("backend",), f"--backend {args.backend}", backend=args.backend)
     if getattr(args, "seed", None) is not None and args.command == "run":

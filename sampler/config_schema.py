@@ -220,7 +220,9 @@ def validate(data, lines, path: Path) -> Config:
                     else check.in_range(value, ("sampler", key)) for key, value in sampler_map.items()}
 
     out = check.mapping(top.get("output"), ("output",), OUTPUT_KEYS)
-    out_dir = (folder / check.text(out["dir"], ("output", "dir"))) if "dir" in out else (folder / "runs" / name)
+    # ~ is the home folder, as in a shell (it was a folder named "~" beside the config)
+    out_dir = ((folder / Path(check.text(out["dir"], ("output", "dir"))).expanduser()) if "dir" in out
+               else (folder / "runs" / name))
     plots = out.get("plots", list(PLOTS))
     if not isinstance(plots, list):
         raise check.error(("output", "plots"), f"expected a list such as [corner, run], got {_kind(plots)}")

@@ -378,3 +378,18 @@ def test_builtin_options_are_checked_and_named(folder, options, key, expected):
     with pytest.raises(ConfigError) as info:
         load(write(folder, f"likelihood:\n  builtin: gaussian\n  options: {options}\n"))
     assert f"config.yaml:3: {key}: {expected}" in str(info.value), str(info.value)
+
+
+def test_output_dir_starting_with_a_tilde_is_in_the_home_folder(folder, monkeypatch):
+    """`dir: ~/runs/demo` wrote into a folder named "~" beside the config."""
+    monkeypatch.setenv("HOME", str(folder / "home"))
+    config = load(write(folder, GOOD + "output: {dir: ~/runs/demo}\n"))
+    assert config.output.dir == (folder / "home" / "runs" / "demo").resolve()
+
+
+def test_an_empty_out_option_is_refused(folder, capsys):
+    """`--out ''` was ignored: the run went to output.dir."""
+    assert main(["run", str(write(folder, GOOD)), "--out", "", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--out: an empty path" in err and err.count("nestgrad: error:") == 1 and "Traceback" not in err
+    assert not (folder / "runs").exists()
