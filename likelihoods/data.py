@@ -9,6 +9,7 @@ array), ``.csv`` (comma separated, one header line allowed) and whitespace-separ
 
 import os
 import re
+import zipfile
 from collections.abc import Mapping
 
 import numpy as np
@@ -86,6 +87,9 @@ def _read(key, path, ext, array_key):
             npy = handle.read(6) == b"\x93NUMPY"
         raise DataError(key, f"cannot read {path!r} as {FILE_TYPES[ext]}: it is binary"
                              + ("; it is a numpy array file: name it .npy" if npy else "")) from None
+    except zipfile.BadZipFile:  # begins like an archive, but is not a readable one
+        raise DataError(key, f"cannot read {path!r} as {FILE_TYPES[ext]}: it is not a readable .npz (zip) archive "
+                             f"(cut short or damaged); write it again with np.savez") from None
     except (ValueError, OSError, EOFError) as err:  # EOFError: a .npy or .npz cut short
         raise DataError(key, f"cannot read {path!r}: {err}") from None
 

@@ -141,8 +141,17 @@ def load_file(path, what="kernel"):
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise LikelihoodError(f"{what} file {path!r} does not exist")
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:  # e.g. `kernel: x.npy:gauss`, or a file saved in Latin-1
+        line = raw[:error.start].count(b"\n") + 1
+        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        kind = "a numpy array file, not Python source" if raw.startswith(b"\x93NUMPY") else "not UTF-8 text"
+        raise LikelihoodError(f"{path}:{line}:{column}: the {what} file is {kind} (byte 0x{raw[error.start]:02x}); "
+                              f"name a Python file saved as UTF-8") from None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # as reading in text mode did
     loaded = _FILES.get(path)
     if loaded is not None and loaded.text == text:  # the text itself: a timestamp can miss a quick edit
         return loaded
@@ -174,7 +183,7 @@ def _execute(loaded):
     sys.path.insert(0, folder)
     try:
         exec(compile(loaded.text, loaded.path, "exec", dont_inherit=True), module.__dict__)
-    except Exception as error:  # the user's module-level code failed: say where, not a traceback
+    except (Exception, SystemExit) as error:  # the user's module-level code failed (or exited): say where
         sys.modules.pop(name, None)
         line = _user_line(error, loaded.path)
         raise KernelImportError(f"importing {loaded.path}{':' + str(line) if line else ''} failed: "

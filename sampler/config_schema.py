@@ -232,7 +232,10 @@ def validate(data, lines, path: Path) -> Config:
         if problem:
             raise check.error(("params", param.name, "latex"), problem)
     formats = out.get("plot_formats", ["png"])
-    if not isinstance(formats, list) or not formats:
+    if isinstance(formats, list) and not formats:
+        raise check.error(("output", "plot_formats"), "must not be empty: give [png], [pdf] or both (for no plots "
+                          "at all, plots: [])")
+    if not isinstance(formats, list):
         raise check.error(("output", "plot_formats"), f"expected a list such as [png, pdf], got {_kind(formats)}")
     formats = tuple(dict.fromkeys(check.text(f, ("output", "plot_formats", i), PLOT_FORMATS)
                                   for i, f in enumerate(formats)))

@@ -393,3 +393,25 @@ def test_an_empty_out_option_is_refused(folder, capsys):
     err = capsys.readouterr().err
     assert "--out: an empty path" in err and err.count("nestgrad: error:") == 1 and "Traceback" not in err
     assert not (folder / "runs").exists()
+
+
+@pytest.mark.parametrize("name, content, change, expected", [
+    # each ended in a traceback (BadZipFile, UnicodeDecodeError) or a silent exit with the module's status
+    ("bad.npz", b"PK\x03\x04garbage", ("x: x.npy", "x: bad.npz:a"), "not a readable .npz (zip) archive"),
+    ("latin1.py", b"# \xff\xfe\ndef model(theta, x):\n    return -theta[0] ** 2\n",
+     ("kernel.py:model", "latin1.py:model"), "latin1.py:1:3: the kernel file is not UTF-8 text (byte 0xff)"),
+    (None, None, ("kernel.py:model", "x.npy:model"), "x.npy:1:1: the kernel file is a numpy array file, not Python"),
+    ("exits.py", b"import sys\nsys.exit(7)\n" + KERNEL.encode(), ("kernel.py:model", "exits.py:model"),
+     "importing {folder}/exits.py:2 failed: SystemExit: 7"),
+    (None, None, ("backend: cpu", "backend: cpu\noutput: {plots: [corner], plot_formats: []}"),
+     "output.plot_formats: must not be empty"),
+])
+def test_files_and_settings_that_ended_in_a_traceback_get_one_message(folder, capsys, name, content, change,
+                                                                      expected):
+    if name is not None:
+        (folder / name).write_bytes(content)
+    path = write(folder, GOOD.replace(*change, 1))
+    assert main(["run", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert expected.format(folder=folder) in err, err
+    assert err.count("nestgrad: error:") == 1 and "Traceback" not in err, err
