@@ -41,8 +41,12 @@ def load_value(key, value, base_dir=None):
         raise DataError(key, "booleans are not kernel data")
     try:
         array = np.asarray(value)
-    except ValueError as err:  # ragged lists
-        raise DataError(key, f"cannot be turned into an array ({err})") from None
+    except ValueError as err:  # numpy's "inhomogeneous shape after 1 dimensions" is about its own construction
+        lengths = sorted({len(row) for row in value if hasattr(row, "__len__")}) if hasattr(value, "__iter__") else []
+        if len(lengths) > 1:
+            raise DataError(key, f"a ragged list (rows of lengths {', '.join(map(str, lengths))}): kernel data is a "
+                                 f"rectangular array, every row as long as the others") from None
+        raise DataError(key, f"cannot be turned into an array of numbers ({err})") from None
     return _numbers(key, array)
 
 
@@ -91,6 +95,9 @@ def _read(key, path, ext, array_key):
         raise DataError(key, f"cannot read {path!r} as {FILE_TYPES[ext]}: it is not a readable .npz (zip) archive "
                              f"(cut short or damaged); write it again with np.savez") from None
     except (ValueError, OSError, EOFError) as err:  # EOFError: a .npy or .npz cut short
+        if "allow_pickle" in str(err):  # numpy's advice would be to unpickle the file
+            raise DataError(key, f"cannot read {path!r}: it holds Python objects (an object array, e.g. numbers "
+                                 f"mixed with text), which nestgrad never unpickles; save an array of numbers") from None
         raise DataError(key, f"cannot read {path!r}: {err}") from None
 
 

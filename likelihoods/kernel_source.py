@@ -123,6 +123,11 @@ def from_file(path, name, what="kernel"):
     if source is not None:
         return source
     node = loaded.functions.get(name)
+    bound = _other_binding(loaded.text, name) if node is None else None
+    if bound is not None:
+        line, kind = bound
+        raise LikelihoodError(f"{loaded.path}:{line}: {name!r} is {kind}, not a function defined with def; write the "
+                              f"{what} as `def {name}(theta, ...):`")
     if node is None:
         raise LikelihoodError(f"{loaded.path}: no function {name!r}{did_you_mean(name, loaded.functions)}; the "
                               f"functions defined at its top level: {', '.join(loaded.functions) or 'none'}")
@@ -133,6 +138,20 @@ def from_file(path, name, what="kernel"):
     source = _checked(KernelSource(function, name, loaded.path, loaded.text, True, node), what)
     loaded.sources[name] = source
     return source
+
+
+def _other_binding(text, name):
+    """``(line, what)`` of a top-level statement other than ``def`` that binds ``name`` (``f = lambda ...``, a
+    class, ``f = 3``), or None."""
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node.lineno, "a class"
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AnnAssign, ast.AugAssign)) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            value = getattr(node, "value", None)
+            return node.lineno, "a lambda" if isinstance(value, ast.Lambda) else "assigned a value"
+    return None
 
 
 def load_file(path, what="kernel"):
@@ -158,7 +177,11 @@ def load_file(path, what="kernel"):
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as err:
-        raise LikelihoodError(f"{path}:{err.lineno}:{err.offset or 0}: syntax error: {err.msg}") from None
+        line, column = err.lineno, err.offset or 0
+        if line is None and "\0" in text:  # "source code string cannot contain null bytes" has no position
+            at = text.index("\0")
+            line, column = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+        raise LikelihoodError(f"{path}:{line or 1}:{column}: syntax error: {err.msg}") from None
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     loaded = _FILES[path] = UserFile(path, text, functions)
     return loaded

@@ -177,6 +177,10 @@ class _Checker:
             raise self.error(path, f"expected 'file.py:function', got '{text}'")
         file = (folder / file_part).resolve()
         if not file.is_file():
+            head, _, tail = file_part.rpartition(":")
+            if head and (folder / head).is_file():  # `k.py:gauss:extra`: one colon too many
+                raise self.error(path, f"'{text}' has more than one ':'; write 'file.py:function', e.g. "
+                                       f"'{head}:{tail}'")
             raise self.error(path, f"kernel file not found: {file}")
         return file, function
 
@@ -315,6 +319,10 @@ def _data_value(check: _Checker, value, path, folder: Path):
     file_part, member = kernel_data.split_spec(value)  # likelihoods.data reads it: its own spelling
     file = folder / file_part
     if not file.is_file():
+        head, _, tail = value.rpartition(":")
+        if head and (folder / head).is_file():  # `x.npy:a`: a member named for a file that has none
+            raise check.error(path, f"'{value}': ':{tail}' picks an array of an .npz archive, and {head} is not one; "
+                                    f"name the file alone ('{head}')")
         raise check.error(path, f"data file not found: {file.resolve()}")
     if file.suffix.lower() not in kernel_data.FILE_TYPES:
         raise check.error(path, f"unsupported data file type '{file.suffix}': use "

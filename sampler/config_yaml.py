@@ -106,6 +106,12 @@ def too_large(filename: str, size: int) -> str:
 
 
 def parse_yaml(text: str, filename: str):
+    unprintable = yaml.reader.Reader.NON_PRINTABLE.search(text)
+    if unprintable:  # PyYAML's reader refuses these before any mark exists: a bare ReaderError traceback
+        at = unprintable.start()
+        line, column = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+        raise ConfigError(f"{filename}:{line}:{column}: the character {ord(text[at]):#06x} is not allowed in YAML (a "
+                          f"control character such as NUL: is this the config's text?)")
     check_limits(text, filename)
     loader = yaml.SafeLoader(text)
     try:

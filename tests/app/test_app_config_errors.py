@@ -405,6 +405,14 @@ def test_an_empty_out_option_is_refused(folder, capsys):
      "importing {folder}/exits.py:2 failed: SystemExit: 7"),
     (None, None, ("backend: cpu", "backend: cpu\noutput: {plots: [corner], plot_formats: []}"),
      "output.plot_formats: must not be empty"),
+    (None, None, ("name: demo", "name: de\x00mo"), "config.yaml:1:9: the character 0x0000 is not allowed in YAML"),
+    ("nul.py", KERNEL.replace("total = 0.0", "total = 0.0\x00").encode(), ("kernel.py:model", "nul.py:model"),
+     "nul.py:6:16: syntax error"),
+    ("lam.py", b"model = lambda theta, x: -theta[0] ** 2\n", ("kernel.py:model", "lam.py:model"),
+     "lam.py:1: 'model' is a lambda, not a function defined with def"),
+    (None, None, ("x: x.npy", "x: x.npy:a"), "':a' picks an array of an .npz archive, and x.npy is not one"),
+    (None, None, ("kernel.py:model", "kernel.py:model:extra"), "'kernel.py:model:extra' has more than one ':'"),
+    (None, None, ("x: x.npy", "x: [[1, 2], [3]]"), "a ragged list (rows of lengths 1, 2)"),
 ])
 def test_files_and_settings_that_ended_in_a_traceback_get_one_message(folder, capsys, name, content, change,
                                                                       expected):
