@@ -103,7 +103,7 @@ class Results:
 
     def summary(self) -> str:
         lines = [
-            f"{self.name}: logZ = {self.logz:.3f} ± {self.logz_err:.3f}   H = {self.information:.2f} nats",
+            f"{self.name}: logZ = {_log_text(self.logz)} ± {self.logz_err:.3f}   H = {self.information:.2f} nats",
         ]
         if self.logz_err_shrinkage is not None and self.logz_err_bootstrap is not None:
             share = self.logz_err_prior_share or 0.0
@@ -117,7 +117,7 @@ class Results:
                          f"it first; logZ counts the unexplored rest at the final live points' likelihoods")
         if self.reference_logz is not None:
             dev = (self.logz - self.reference_logz) / self.logz_err if self.logz_err > 0 else float("nan")
-            lines.append(f"  reference logZ = {self.reference_logz:.3f}  ({dev:+.2f} sigma)")
+            lines.append(f"  reference logZ = {_log_text(self.reference_logz)}  ({dev:+.2f} sigma)")
         settings = self.settings or {}
         precision = ("" if settings.get("dtype", "float64") == "float64" else f" ({settings['dtype']} likelihood"
                      + (", float64 sums)" if settings.get("sum_dtype") == "float64" else ")"))
@@ -187,3 +187,10 @@ class Results:
         """Read a run folder written by :meth:`save`."""
         from .run_folder_read import read_run_folder
         return read_run_folder(outdir)
+
+
+def _log_text(value) -> str:
+    """A log-evidence to 3 decimals, or in exponent form when that would print hundreds of digits (a logL near
+    1e300 gave a 300-digit logZ)."""
+    return f"{value:.3f}" if abs(value) < 1e9 or value != value else f"{value:.6e}"
+

@@ -49,3 +49,10 @@ def test_equal_weight_samples_carry_the_logl_of_the_dead_points_they_are(saved):
     table = np.loadtxt(os.path.join(outdir, f"{res.name}_equal_weights.txt"), ndmin=2)
     np.testing.assert_allclose(-0.5 * table[:, 1], res.sample_logl, rtol=1e-15)
     np.testing.assert_array_equal(Results.load(outdir).sample_logl, res.sample_logl)
+
+
+def test_a_huge_log_evidence_is_printed_in_exponent_form():
+    """A logL near 1e300 printed logZ as a 300-digit number in the summary."""
+    from nestgrad.sampler.results import _log_text
+    assert _log_text(1e300) == "1.000000e+300" and _log_text(-2.5e12) == "-2.500000e+12"
+    assert _log_text(-12.34567) == "-12.346" and _log_text(float("-inf")) == "-inf"
