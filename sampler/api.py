@@ -17,6 +17,7 @@ __all__ = ["run", "run_config"]
 
 _SAMPLER_KEYS = ("delete_fraction", "hmc")
 _RUN_KEYS = ("max_iter", "max_nlike", "max_time", "checkpoint_every", "callback", "resume")
+_NAMED = ("nlive", "dlogz", "seed", "backend", "dtype", "out", "progress", "plots", "plot_formats", "sum_dtype")
 
 
 def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="auto", dtype=None, out=None,
@@ -41,8 +42,10 @@ def run(kernel, params, data=None, *, nlive=500, dlogz=0.1, seed=None, backend="
     """
     unknown = sorted(set(sampler) - set(_SAMPLER_KEYS) - set(_RUN_KEYS))
     if unknown:
-        known = ", ".join(_SAMPLER_KEYS + _RUN_KEYS)
-        raise TypeError(f"nestgrad.run: unknown setting(s) {', '.join(unknown)}; known: {known}")
+        named = _NAMED + _SAMPLER_KEYS + _RUN_KEYS
+        hints = "".join(did_you_mean(word, named) for word in unknown)
+        raise TypeError(f"nestgrad.run: unknown setting(s) {', '.join(unknown)}{hints}; the settings: "
+                        f"{', '.join(named)}")
     _folder_argument("run", "out", out)
     _flag_argument("run", "progress", progress)
     _flag_argument("run", "resume", sampler.get("resume", False))

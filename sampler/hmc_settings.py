@@ -29,6 +29,8 @@ solved: at nlive 100 the Cauchy problem still over-estimates logZ (30 seeds, mea
 import math
 from typing import NamedTuple
 
+from nestgrad.likelihoods.errors import did_you_mean
+
 METRICS = ("auto", "dense", "diagonal")
 
 
@@ -166,7 +168,8 @@ class HMCSettings(NamedTuple):
             raise TypeError(f"hmc: expected a dict of settings, got {value!r}")
         unknown = sorted(set(value) - set(cls._fields))
         if unknown:
-            raise ValueError(f"hmc: unknown setting(s) {', '.join(unknown)}; known: {', '.join(cls._fields)}")
+            hints = "".join(did_you_mean(word, cls._fields) for word in unknown)
+            raise ValueError(f"hmc: unknown setting(s) {', '.join(unknown)}{hints}; known: {', '.join(cls._fields)}")
         out = cls(**value)
         out._check()
         return out

@@ -1,6 +1,7 @@
 """The result of a run (shared contract, see docs/internals.md and the sampler issue): dead points, evidence,
 posterior weights and samples, per-iteration diagnostics and the settings that produced them."""
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -154,8 +155,9 @@ class Results:
 
     def save(self, outdir) -> None:
         """Write the run folder (``sampler.run_folder.write_run_folder``)."""
-        from .run_folder import write_run_folder
-        write_run_folder(self, outdir)
+        from .run_folder import make_folder, write_run_folder
+        _check_path("Results.save", "outdir", outdir, "a folder path")
+        write_run_folder(self, make_folder(outdir))  # a file in the way is named as one
         self.folder = Path(outdir)
 
     def plot(self, kind="corner", path=None):
@@ -165,6 +167,16 @@ class Results:
         cannot draw is a ValueError saying why, with the kinds they can."""
         from .plots import figure_of
 
+        if path is not None:  # checked before drawing: matplotlib's own errors came after the work
+            _check_path("Results.plot", "path", path, "a file path such as 'corner.png'")
+            folder, suffix = Path(path).parent, Path(path).suffix.lower().lstrip(".")
+            if not folder.is_dir():
+                raise ValueError(f"Results.plot: path: the folder {str(folder)!r} does not exist; create it first")
+            from matplotlib.figure import Figure
+            formats = Figure().canvas.get_supported_filetypes()
+            if suffix not in formats:
+                raise ValueError(f"Results.plot: path: {str(path)!r} ends in {('.' + suffix) if suffix else 'no suffix'}"
+                                 f"; the file types: {', '.join('.' + f for f in sorted(formats))}")
         figure = figure_of(self, kind)
         if path is not None:
             figure.savefig(path)
@@ -186,6 +198,7 @@ class Results:
     def load(cls, outdir) -> "Results":
         """Read a run folder written by :meth:`save`."""
         from .run_folder_read import read_run_folder
+        _check_path("Results.load", "outdir", outdir, "the run folder's path")
         return read_run_folder(outdir)
 
 
@@ -193,4 +206,10 @@ def _log_text(value) -> str:
     """A log-evidence to 3 decimals, or in exponent form when that would print hundreds of digits (a logL near
     1e300 gave a 300-digit logZ)."""
     return f"{value:.3f}" if abs(value) < 1e9 or value != value else f"{value:.6e}"
+
+
+def _check_path(function, name, value, expected) -> None:
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        shown = "an empty path" if isinstance(value, str) else f"{type(value).__name__} {value!r}"[:80]
+        raise TypeError(f"{function}: {name}: expected {expected} (text or a pathlib.Path), got {shown}")
 

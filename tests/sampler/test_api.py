@@ -187,3 +187,12 @@ def test_labels_matplotlib_can_typeset_are_kept():
     prior = ng.Prior.from_spec({f"p{i}": {**UNIFORM, "latex": text} for i, text in enumerate(labels)})
     assert list(prior.latex.values()) == labels
     assert [typeset_problem(text) for text in labels] == [None] * len(labels)
+
+
+def test_a_misspelt_setting_gets_the_nearest_name():
+    with pytest.raises(TypeError, match=r"unknown setting\(s\) nlivee \(did you mean 'nlive'\?\); the settings: "
+                                        r"nlive, dlogz"):
+        ng.run(kernel, {"mu": {"prior": "uniform", "low": 0, "high": 1}}, {"x": 0.5}, nlivee=50)
+    with pytest.raises(ValueError, match=r"hmc: unknown setting\(s\) nsteps \(did you mean 'n_steps'\?\)"):
+        ng.run(kernel, {"mu": {"prior": "uniform", "low": 0, "high": 1}}, {"x": 0.5}, backend="python", nlive=10,
+               progress=False, hmc={"nsteps": 3})

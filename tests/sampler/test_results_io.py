@@ -56,3 +56,22 @@ def test_a_huge_log_evidence_is_printed_in_exponent_form():
     from nestgrad.sampler.results import _log_text
     assert _log_text(1e300) == "1.000000e+300" and _log_text(-2.5e12) == "-2.500000e+12"
     assert _log_text(-12.34567) == "-12.346" and _log_text(float("-inf")) == "-inf"
+
+
+def test_save_load_and_plot_name_a_bad_path_before_any_work(saved, tmp_path):
+    """Python's 'expected str, bytes or os.PathLike object', mkdir's 'File exists' and matplotlib's errors after
+    the figure was drawn were what these said."""
+    from nestgrad.sampler.run_folder import RunFolderError
+    res, outdir = saved
+    with pytest.raises(TypeError, match=r"Results\.save: outdir: expected a folder path .*got NoneType None"):
+        res.save(None)
+    with pytest.raises(TypeError, match=r"Results\.load: outdir: expected the run folder's path .*got int 5"):
+        Results.load(5)
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(RunFolderError, match="it is a file, not a folder"):
+        res.save(tmp_path / "afile")
+    with pytest.raises(ValueError, match=r"path: the folder '.*nodir' does not exist"):
+        res.plot("corner", path=tmp_path / "nodir" / "x.png")
+    with pytest.raises(ValueError, match=r"path: '.*x\.jpgg' ends in \.jpgg; the file types: .*\.png"):
+        res.plot("corner", path=tmp_path / "x.jpgg")
+    assert not list(tmp_path.glob("x.*")) and not (tmp_path / "nodir").exists()
