@@ -248,7 +248,7 @@ def shape_problem(name, array, use):
 
 def nonfinite_messages(kernel, prepared):
     """A message for each data argument (in kernel order, ``prepared`` as :func:`prepare` returns them) holding
-    NaN or inf: the kernel reads them as they are, so the log-likelihood is NaN wherever it uses one."""
+    NaN or inf: the kernel reads them as they are, so the log-likelihood is NaN or infinite wherever it uses one."""
     out = []
     for name, array in zip(kernel.arg_names[1:], prepared):
         array = np.asarray(array)
@@ -259,8 +259,8 @@ def nonfinite_messages(kernel, prepared):
             first = tuple(int(i) for i in np.argwhere(bad)[0]) if array.ndim else ()
             at = f" (the first at index {first[0] if len(first) == 1 else first})" if first else ""
             out.append(f"data key {name!r}: {int(bad.sum())} of {array.size} values are NaN or inf{at}; the "
-                       f"kernel {kernel.name!r} reads them as they are, so the log-likelihood is NaN (zero "
-                       f"likelihood) wherever it uses one")
+                       f"kernel {kernel.name!r} reads them as they are, so the log-likelihood is NaN or infinite "
+                       f"wherever it uses one (a zero likelihood for NaN and -inf)")
     return out
 
 

@@ -15,9 +15,9 @@ from .errors import KernelRaisedError
 MAX_POINTS = 2000  # rows of the batch tried in Python (about a second for a long data loop)
 
 
-def diagnose(kernel, use, data64, thetas, error) -> KernelRaisedError:
-    """The :class:`KernelRaisedError` for ``error``, raised by the compiled kernel over the rows of ``thetas``."""
-    compiled = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")
+def python_failure(kernel, use, data64, thetas, why):
+    """A :class:`KernelRaisedError` at the user's line for the first row of ``thetas`` where the plain-Python
+    kernel raises (``why``: what sent us looking, for the message), or None when it raises nowhere."""
     rows = np.asarray(thetas, dtype=np.float64).reshape(-1, np.shape(thetas)[-1])[:MAX_POINTS]
     for theta in rows:
         try:
@@ -31,7 +31,17 @@ def diagnose(kernel, use, data64, thetas, error) -> KernelRaisedError:
             return KernelRaisedError(frame.filename, frame.lineno, (frame.colno or 0) + 1,
                                      f"the kernel {kernel.name!r} raised {type(raised).__name__}: {raised} at theta "
                                      f"= [{at}]: `{(frame.line or '').strip()}` (found by running it in Python when "
-                                     f"the compiled kernel stopped the batch)")
+                                     f"{why})")
+    return None
+
+
+def diagnose(kernel, use, data64, thetas, error) -> KernelRaisedError:
+    """The :class:`KernelRaisedError` for ``error``, raised by the compiled kernel over the rows of ``thetas``."""
+    compiled = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")
+    found = python_failure(kernel, use, data64, thetas, "the compiled kernel stopped the batch")
+    if found is not None:
+        return found
+    rows = np.asarray(thetas, dtype=np.float64).reshape(-1, np.shape(thetas)[-1])[:MAX_POINTS]
     node = kernel.node
     return KernelRaisedError(kernel.filename, node.lineno, node.col_offset + 1,
                              f"the compiled kernel {kernel.name!r} raised {compiled} (the plain-Python kernel "

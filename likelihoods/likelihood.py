@@ -243,6 +243,11 @@ class Likelihood:
         the kernel's line and the parameters where its plain-Python version raises (likelihoods/kernel_raised.py)."""
         return kernel_raised.diagnose(self.kernel, self.use, self._data64, thetas, error)
 
+    def python_failure(self, thetas, why):
+        """Where the plain-Python kernel raises at the rows of ``thetas`` (a :class:`KernelRaisedError` at the
+        kernel's line), or None: why a compiled kernel that raises nothing returns no finite value."""
+        return kernel_raised.python_failure(self.kernel, self.use, self._data64, thetas, why)
+
     def cpu_kernels(self):
         """:class:`CpuKernels` for fused samplers in numba (compiled for this likelihood's dtype)."""
         impl = self._impl

@@ -37,7 +37,7 @@ def finite_prior_draws(generator, n, d, transform, logl_of):
     else:
         why = (f"{nan} of them NaN: check the kernel, and the data for NaN (a warning names a data array "
                f"holding any)" if nan else "the rest -inf: check the prior ranges against the likelihood's "
-               f"support")
+               f"support; an inf in the data, or a division by zero in the kernel, also gives -inf")
         raise NoFiniteDraws(f"fewer than {n} of {drawn} prior draws have a finite log-likelihood ({why})")
     u, theta, logl = (np.concatenate(a)[:n] for a in (us, thetas, logls))
     if np.any(logl == np.inf):

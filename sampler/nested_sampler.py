@@ -296,9 +296,18 @@ class NestedSampler:
             u, theta, logl, drawn, finite, nan = initial_live.finite_prior_draws(generator, n, d,
                                                                                  self.prior.transform, logl_of)
         except initial_live.NoFiniteDraws as error:
-            raise SamplerError(str(error)) from None
+            raise SamplerError(str(error) + self._python_failure(generator)) from None
         state = initial_live.first_state(u, theta, logl, self.hmc, self.k, generator)
         return state, drawn, math.log(finite / drawn), nan
+
+    def _python_failure(self, generator):
+        """'; <where the plain-Python kernel raises at a few prior draws>' (a division by zero, a math domain
+        error: the compiled kernel gives inf or NaN there, and the message blamed the prior ranges), or ''."""
+        find = getattr(self.likelihood, "python_failure", None)
+        if find is None:
+            return ""
+        found = find(self.prior.transform(generator.random((16, self.ndim))), "no prior draw gave a finite value")
+        return "" if found is None else f"; {found}"
 
     # --- the run ---------------------------------------------------------------------------------------------
 

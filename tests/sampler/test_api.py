@@ -196,3 +196,20 @@ def test_a_misspelt_setting_gets_the_nearest_name():
     with pytest.raises(ValueError, match=r"hmc: unknown setting\(s\) nsteps \(did you mean 'n_steps'\?\)"):
         ng.run(kernel, {"mu": {"prior": "uniform", "low": 0, "high": 1}}, {"x": 0.5}, backend="python", nlive=10,
                progress=False, hmc={"nsteps": 3})
+
+
+def divides_by_zero(theta, x):
+    return -theta[0] ** 2 - x * (1.0 / 0.0)
+
+
+def test_no_finite_prior_draw_names_the_kernel_line_where_python_raises():
+    """1/0 in a kernel: the compiled kernel gives -inf everywhere, and the message blamed the prior ranges alone;
+    running the kernel in Python finds the division at its line."""
+    from nestgrad.sampler.nested_sampler import SamplerError
+    with pytest.raises(SamplerError) as info:
+        ng.run(divides_by_zero, {"mu": {"prior": "uniform", "low": 0, "high": 1}}, {"x": 0.5}, backend="python",
+               nlive=5, progress=False)
+    message = str(info.value)
+    line = divides_by_zero.__code__.co_firstlineno + 1
+    assert "fewer than 5 of 5000 prior draws have a finite log-likelihood" in message, message
+    assert f"{__file__}:{line}:" in message and "raised ZeroDivisionError" in message, message
