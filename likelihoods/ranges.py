@@ -39,6 +39,8 @@ def number_problem(value, kind=float) -> str | None:
     if exponent:  # YAML 1.1 (PyYAML) wants a decimal point and a signed exponent: 1.0e+12
         mantissa, sign, power = exponent.groups()
         written = f"{mantissa if '.' in mantissa else mantissa + '.0'}e{sign or '+'}{power}"
+        if math.isinf(float(written)):  # the spelling suggested would be refused as inf in its turn
+            return f"expected {what}, got text '{value}', beyond the largest number (about 1.8e+308)"
         return f"expected {what}, got text '{value}' (YAML reads this as text; write {written})"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return f"expected {what}, got {describe(value)}"

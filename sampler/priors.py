@@ -106,6 +106,7 @@ class Distribution:
                 raise PriorError(f"{self.family}: missing argument {arg.name!r} (arguments: {self.signature()})",
                                  arg.name, f"missing: a {self.family} prior needs {self.signature()}")
             setattr(self, arg.name, _number(self.family, arg, given.get(arg.name, arg.default)))
+        self.defaulted = frozenset(arg.name for arg in self.ARGUMENTS if arg.name not in given)
         self.check()
 
     # --- what a family may override -------------------------------------------------------------------------
@@ -113,6 +114,12 @@ class Distribution:
     def check(self):
         """Conditions between arguments; raise PriorError naming the argument. Default: low < high."""
         if hasattr(self, "low") and hasattr(self, "high") and not self.low < self.high:
+            given, default = (("low", "high") if "high" in getattr(self, "defaulted", ()) else
+                              ("high", "low") if "low" in getattr(self, "defaulted", ()) else (None, None))
+            if given:  # the key the user wrote, and the default it met (a beta with low: 2 named high)
+                detail = (f"{given} ({getattr(self, given)!r}) must be {'below' if given == 'low' else 'above'} "
+                          f"{default}, which defaults to {getattr(self, default)!r}: give {default} too")
+                raise PriorError(f"{self.family}: {detail}", given, detail)
             raise PriorError(f"{self.family}: needs low < high, got low={self.low!r}, high={self.high!r}", "high",
                              f"high ({self.high!r}) must be greater than low ({self.low!r})")
         if hasattr(self, "low") and hasattr(self, "high") and not math.isfinite(self.high - self.low):

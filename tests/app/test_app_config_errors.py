@@ -91,6 +91,9 @@ CASES = [
     # YAML 1.1 reads these plain numbers in another base: they ran silently as 60 and 8
     ("base 60 number", ("nlive: 50", "nlive: 1:00"), "sampler.nlive", "nlive:", "YAML reads 1:00 as 60 (base 60)"),
     ("octal number", ("seed: 1", "seed: 010"), "sampler.seed", "seed:", "YAML reads 010 as 8 (octal)"),
+    ("number beyond float64", ("nlive: 50", "nlive: 1e400"), "sampler.nlive", "nlive:", "beyond the largest number"),
+    ("bound met by a default", ("mu: {prior: uniform, low: 0.0, high: 1.0}", "mu: {prior: beta, a: 2, b: 2, low: 2}"),
+     "params.mu.low", "mu:", "low (2.0) must be below high, which defaults to 1.0: give high too"),
     ("duplicate key beside a merge", ("  seed: 1", "  <<: {seed: 3}\n  seed: 1\n  seed: 2"), "sampler.seed",
      "seed: 2", "duplicate"),
     ("unknown plot", ("backend: cpu", "backend: cpu\noutput: {plots: [corner, trace, cornr]}"),
