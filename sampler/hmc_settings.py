@@ -192,6 +192,10 @@ class HMCSettings(NamedTuple):
         number("min_steps", 1, 10**5, integer=True)
         number("steps_per_dim", 0, 1000)
         number("max_steps_per_dim", 0, 10**4)
+        if self.max_steps_per_dim < self.steps_per_dim:  # the cap below the floor: the cap won, silently
+            bad("max_steps_per_dim", f"at least steps_per_dim ({self.steps_per_dim!r}): the chains' length starts "
+                                     f"at min_steps + steps_per_dim * d and is kept below min_steps + "
+                                     f"max_steps_per_dim * d")
         number("target_correlation", 0.0, 0.99)
         number("length_gain", 1.0, 4.0)
         number("refresh_every", 1, 10**5, integer=True)

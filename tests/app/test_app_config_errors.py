@@ -92,6 +92,9 @@ CASES = [
     ("base 60 number", ("nlive: 50", "nlive: 1:00"), "sampler.nlive", "nlive:", "YAML reads 1:00 as 60 (base 60)"),
     ("octal number", ("seed: 1", "seed: 010"), "sampler.seed", "seed:", "YAML reads 010 as 8 (octal)"),
     ("number beyond float64", ("nlive: 50", "nlive: 1e400"), "sampler.nlive", "nlive:", "beyond the largest number"),
+    # the cap below the floor: the cap won silently
+    ("step cap below the floor", ("nlive: 50", "nlive: 50\n  hmc: {min_steps: 500, max_steps_per_dim: 1}"),
+     "sampler.hmc.max_steps_per_dim", "hmc:", "must be at least steps_per_dim (2.0)"),
     ("bound met by a default", ("mu: {prior: uniform, low: 0.0, high: 1.0}", "mu: {prior: beta, a: 2, b: 2, low: 2}"),
      "params.mu.low", "mu:", "low (2.0) must be below high, which defaults to 1.0: give high too"),
     ("duplicate key beside a merge", ("  seed: 1", "  <<: {seed: 3}\n  seed: 1\n  seed: 2"), "sampler.seed",
