@@ -248,7 +248,12 @@ def cmd_run(args) -> int:
         clock.lap("output")
         if config.output.plots:
             _freeze(args)  # the run's results: the plots below allocate (and collect) many small objects
-            from nestgrad.sampler.plots import make_plots
+            try:
+                from nestgrad.sampler.plots import make_plots
+            except ValueError as error:  # plots.PlotBackendError: the outputs above are written
+                print(f"nestgrad: error: {error}\n  the run folder {outdir} is written; draw its plots with: "
+                      f"nestgrad plot {outdir}", file=sys.stderr)
+                return EXIT_CONFIG
 
             make_plots(results, outdir, kinds=config.output.plots, processes=_plot_processes(args, pool),
                        formats=config.output.plot_formats, on_skip=None if args.quiet else _skipped_plot)
@@ -419,7 +424,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from nestgrad.sampler.plots import PLOT_KINDS
+    from nestgrad.sampler.config_schema import PLOTS as PLOT_KINDS
     from nestgrad.sampler.run_folder_read import read_run_folder
 
     kinds = args.kinds or PLOT_KINDS
@@ -445,9 +450,13 @@ def _missing_plots(results, config, args) -> int:
 def _draw_plots(results, outdir, kinds, formats, args, show=False) -> int:
     """`make_plots` for `plot` and a finished run's `--resume`, printing each path when ``show``: 0, or
     EXIT_CONFIG when a plot cannot be written (said with its remedy: a file in the way, a full disk, ...)."""
-    from nestgrad.sampler.plots import make_plots
     from nestgrad.sampler.run_folder import RunFolderError
 
+    try:
+        from nestgrad.sampler.plots import make_plots
+    except ValueError as error:  # plots.PlotBackendError: an MPLBACKEND matplotlib does not know
+        print(f"nestgrad: error: {error}", file=sys.stderr)
+        return EXIT_CONFIG
     try:
         for path in make_plots(results, outdir, kinds=kinds, processes=_plot_processes(args, None),
                                formats=formats, on_skip=None if getattr(args, "quiet", False) else _skipped_plot):

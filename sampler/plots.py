@@ -12,10 +12,23 @@ processes forked from its own (`plots_parallel`).
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-import matplotlib
 import numpy as np
+
+
+class PlotBackendError(ValueError):
+    """matplotlib cannot start with the backend the environment names (``MPLBACKEND``)."""
+
+
+try:
+    import matplotlib
+except ValueError as _error:  # an MPLBACKEND matplotlib does not know: raised while matplotlib imports
+    if "backend" not in str(_error):
+        raise
+    raise PlotBackendError(f"MPLBACKEND={os.environ.get('MPLBACKEND', '')!r}: matplotlib has no such backend; unset "
+                           f"MPLBACKEND, or set it to agg to write plot files") from None
 
 from nestgrad.sampler.config_schema import PLOTS as PLOT_KINDS  # the one list of plot kinds
 from nestgrad.sampler.priors import bounds_of

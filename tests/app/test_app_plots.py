@@ -124,3 +124,14 @@ def test_results_plot_says_which_plots_it_can_draw(folder, tmp_path, capsys):
     with pytest.raises(ValueError, match=f"no HMC chains ran in this run: its {no_chains.niter} iteration"):
         no_chains.plot("hmc")
     assert make_plots(no_chains, tmp_path / "nc", kinds=["hmc", "run"])[0].name == "plotme_run.png"
+
+
+def test_an_unknown_mplbackend_is_one_message(folder, app_env):
+    """MPLBACKEND=nosuch: matplotlib's import raised, a traceback after the run (its plots never drawn)."""
+    import subprocess
+    import sys
+    env = dict(app_env, MPLBACKEND="nosuch")
+    out = subprocess.run([sys.executable, "-m", "nestgrad", "plot", str(folder)], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 2, out.stderr
+    assert "MPLBACKEND='nosuch': matplotlib has no such backend" in out.stderr and "Traceback" not in out.stderr
