@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import warnings
 from importlib import metadata
 from pathlib import Path
 
@@ -64,7 +65,17 @@ def write_run_folder(results, outdir) -> Path:
     write_ranges(results, _with_suffix(root, ".ranges"))
     write_results_json(results, outdir / RESULTS_JSON)
     write_diagnostics(results, outdir / DIAGNOSTICS_NPZ)
+    others = sorted(p.name[:-len("_dead-birth.txt")] for p in outdir.glob("*_dead-birth.txt")
+                    if p.name != f"{results.name}_dead-birth.txt")
+    if others:  # a second config's run into the same folder left the first one's tables beside its results.json
+        warnings.warn(f"{outdir} also holds the tables of another run ({', '.join(others)}: {others[0]}.txt, ...); "
+                      f"results.json and diagnostics.npz are this run's ({results.name}): remove those files, or give "
+                      f"each run an output folder of its own", MixedRunFolderWarning, stacklevel=2)
     return outdir
+
+
+class MixedRunFolderWarning(UserWarning):
+    """The run folder holds another run's tables beside this run's results."""
 
 
 def weighted_chain_table(results) -> text_tables.Columns:

@@ -182,3 +182,19 @@ def test_a_damaged_run_folder_file_is_named_not_a_traceback(folder, tmp_path, fi
     assert main(["plot", str(damaged)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"nestgrad: error: {damaged / file}: ") and "Traceback" not in err, err
+
+
+def test_a_folder_holding_another_runs_tables_is_a_warning(run, tmp_path):
+    """A second config run into the same folder left the first one's tables beside its results.json, silently."""
+    from nestgrad.sampler.run_folder import MixedRunFolderWarning
+    write_run_folder(run, tmp_path)
+    run.name = "second"
+    try:
+        with pytest.warns(MixedRunFolderWarning, match=r"also holds the tables of another run \(gauss3: gauss3\.txt"):
+            write_run_folder(run, tmp_path)
+    finally:
+        run.name = "gauss3"
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        write_run_folder(run, tmp_path / "alone")  # a folder of one run: no warning
