@@ -3,6 +3,13 @@
 import difflib
 
 
+def line_and_column(text, offset):
+    """1-based ``(line, column)`` of ``offset`` in ``text`` (str or bytes): for messages about a character that
+    no parser gave a position for (a byte that is not UTF-8, a NUL)."""
+    newline = b"\n" if isinstance(text, bytes) else "\n"
+    return text.count(newline, 0, offset) + 1, offset - (text.rfind(newline, 0, offset) + 1) + 1
+
+
 def did_you_mean(word, choices):
     """' (did you mean 'x'?)' for the closest of ``choices``, or '' when nothing is close."""
     close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable
 
-from .errors import LikelihoodError, did_you_mean
+from .errors import LikelihoodError, did_you_mean, line_and_column
 
 
 class KernelImportError(LikelihoodError):
@@ -165,8 +165,7 @@ def load_file(path, what="kernel"):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:  # e.g. `kernel: x.npy:gauss`, or a file saved in Latin-1
-        line = raw[:error.start].count(b"\n") + 1
-        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        line, column = line_and_column(raw, error.start)
         kind = "a numpy array file, not Python source" if raw.startswith(b"\x93NUMPY") else "not UTF-8 text"
         raise LikelihoodError(f"{path}:{line}:{column}: the {what} file is {kind} (byte 0x{raw[error.start]:02x}); "
                               f"name a Python file saved as UTF-8") from None
@@ -179,8 +178,7 @@ def load_file(path, what="kernel"):
     except SyntaxError as err:
         line, column = err.lineno, err.offset or 0
         if line is None and "\0" in text:  # "source code string cannot contain null bytes" has no position
-            at = text.index("\0")
-            line, column = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+            line, column = line_and_column(text, text.index("\0"))
         raise LikelihoodError(f"{path}:{line or 1}:{column}: syntax error: {err.msg}") from None
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     loaded = _FILES[path] = UserFile(path, text, functions)

@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
+from nestgrad.likelihoods.errors import line_and_column
 from nestgrad.sampler.config_kernel import check_kernel, user_function
 from nestgrad.sampler.config_schema import Config, number_problem, validate
 from nestgrad.sampler.config_yaml import MAX_BYTES, ConfigError, parse_yaml, suggest, too_large
@@ -73,8 +74,7 @@ def _read_text(path: Path, display: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = raw.count(b"\n", 0, error.start) + 1
-        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        line, column = line_and_column(raw, error.start)
         raise ConfigError(f"{display}:{line}:{column}: not UTF-8 text (byte 0x{raw[error.start]:02x})") from None
 
 

@@ -17,7 +17,7 @@ import re
 
 import yaml
 
-from nestgrad.likelihoods.errors import did_you_mean
+from nestgrad.likelihoods.errors import did_you_mean, line_and_column
 
 MAX_BYTES = 1_000_000     # a config holds settings; data belong in .npy/.csv files named under likelihood.data
 MAX_DEPTH = 32            # configs nest 3-5 levels (params.mu.low, inline lists of lists)
@@ -109,7 +109,7 @@ def parse_yaml(text: str, filename: str):
     unprintable = yaml.reader.Reader.NON_PRINTABLE.search(text)
     if unprintable:  # PyYAML's reader refuses these before any mark exists: a bare ReaderError traceback
         at = unprintable.start()
-        line, column = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+        line, column = line_and_column(text, at)
         raise ConfigError(f"{filename}:{line}:{column}: the character {ord(text[at]):#06x} is not allowed in YAML (a "
                           f"control character such as NUL: is this the config's text?)")
     check_limits(text, filename)
