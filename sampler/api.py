@@ -7,6 +7,7 @@ import numpy as np
 from nestgrad.likelihoods import Likelihood
 from nestgrad.sampler.nested_sampler import NestedSampler
 from nestgrad.sampler.priors import Distribution, Prior, PriorError
+from nestgrad.sampler.results import check_path
 from nestgrad.likelihoods.errors import did_you_mean
 from nestgrad.likelihoods.ranges import describe
 from nestgrad.sampler.config_schema import PLOTS
@@ -140,9 +141,8 @@ def run_config(path=None, *, out=None, resume=False, progress=False, plots=True)
 # str, bytes or os.PathLike object, not int"), or not at all (progress="no", resume="no" read as true).
 
 def _folder_argument(function, name, value):
-    if value is not None and not isinstance(value, (str, os.PathLike)):
-        raise TypeError(f"nestgrad.{function}: {name}: expected a folder path (text or a pathlib.Path), got "
-                        f"{describe(value)}")
+    if value is not None:
+        check_path(f"nestgrad.{function}", name, value, "a folder path")
 
 
 def _flag_argument(function, name, value):

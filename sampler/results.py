@@ -156,7 +156,7 @@ class Results:
     def save(self, outdir) -> None:
         """Write the run folder (``sampler.run_folder.write_run_folder``)."""
         from .run_folder import make_folder, write_run_folder
-        _check_path("Results.save", "outdir", outdir, "a folder path")
+        check_path("Results.save", "outdir", outdir, "a folder path")
         write_run_folder(self, make_folder(outdir))  # a file in the way is named as one
         self.folder = Path(outdir)
 
@@ -168,7 +168,7 @@ class Results:
         from .plots import figure_of
 
         if path is not None:  # checked before drawing: matplotlib's own errors came after the work
-            _check_path("Results.plot", "path", path, "a file path such as 'corner.png'")
+            check_path("Results.plot", "path", path, "a file path such as 'corner.png'")
             folder, suffix = Path(path).parent, Path(path).suffix.lower().lstrip(".")
             if not folder.is_dir():
                 raise ValueError(f"Results.plot: path: the folder {str(folder)!r} does not exist; create it first")
@@ -198,7 +198,7 @@ class Results:
     def load(cls, outdir) -> "Results":
         """Read a run folder written by :meth:`save`."""
         from .run_folder_read import read_run_folder
-        _check_path("Results.load", "outdir", outdir, "the run folder's path")
+        check_path("Results.load", "outdir", outdir, "the run folder's path")
         return read_run_folder(outdir)
 
 
@@ -208,8 +208,10 @@ def _log_text(value) -> str:
     return f"{value:.3f}" if abs(value) < 1e9 or value != value else f"{value:.6e}"
 
 
-def _check_path(function, name, value, expected) -> None:
+def check_path(function, name, value, expected) -> None:
+    """A TypeError ``<function>: <name>: expected <expected> (text or a pathlib.Path), got ...`` unless ``value``
+    is a non-empty path (Python's own wording was "expected str, bytes or os.PathLike object, not NoneType")."""
     if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
-        shown = "an empty path" if isinstance(value, str) else f"{type(value).__name__} {value!r}"[:80]
+        from nestgrad.likelihoods.ranges import describe
+        shown = "an empty path" if isinstance(value, str) else describe(value)
         raise TypeError(f"{function}: {name}: expected {expected} (text or a pathlib.Path), got {shown}")
-

@@ -63,7 +63,7 @@ def test_save_load_and_plot_name_a_bad_path_before_any_work(saved, tmp_path):
     the figure was drawn were what these said."""
     from nestgrad.sampler.run_folder import RunFolderError
     res, outdir = saved
-    with pytest.raises(TypeError, match=r"Results\.save: outdir: expected a folder path .*got NoneType None"):
+    with pytest.raises(TypeError, match=r"Results\.save: outdir: expected a folder path .*got nothing"):
         res.save(None)
     with pytest.raises(TypeError, match=r"Results\.load: outdir: expected the run folder's path .*got int 5"):
         Results.load(5)
